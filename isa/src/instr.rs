@@ -1,0 +1,286 @@
+//! One decoded instruction, and its encoding to and from words. Driven by the opcode table.
+
+use crate::opcodes::{Kind, Op, OperandSpec, Scope, Slot};
+use std::fmt;
+
+/// Word0 bit 3: our predicate-enable bit (semantics.md B.1 #1). Reference binaries leave it 0.
+pub const PRED_ENABLE_BIT: u32 = 1 << 3;
+/// Word0 bit 2: negate the guard predicate.
+pub const PRED_NEGATE_BIT: u32 = 1 << 2;
+/// Bit 7 of the predicate in the rs1 slot of `if`/`break`/`continue`: `if !p1` (our extension;
+/// the reference assembler cannot write a negated structural predicate).
+pub const STRUCT_PRED_NEGATE: u8 = 0x80;
+
+/// A predicate reference `pN` or `!pN`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PredRef {
+    pub index: u8,
+    pub negated: bool,
+}
+
+impl fmt::Display for PredRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}p{}", if self.negated { "!" } else { "" }, self.index)
+    }
+}
+
+/// A typed operand value, in assembly order (see [`Instruction::operands`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    Reg(u8),
+    Pair(u8),
+    Quad(u8),
+    Pred(u8),
+    Special(u8),
+    Imm(u32),
+    Scope(Scope),
+    Target(u32),
+    Fragment(u8),
+}
+
+/// One instruction with its raw fields. Fields an op does not use are 0.
+///
+/// The raw fields make encode(decode(x)) == x for every valid word pair; the typed view is
+/// [`Instruction::operands`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Instruction {
+    pub op: Op,
+    /// Guard predicate (`@pN` / `@!pN`), `None` when unpredicated.
+    pub guard: Option<PredRef>,
+    pub rd: u8,
+    pub rs1: u8,
+    pub rs2: u8,
+    pub rs3: u8,
+    pub rs4: u8,
+    pub scope: Scope,
+    /// word1 for ops whose word1 is a raw value (`mov_imm`, `call`), else 0.
+    pub imm: u32,
+}
+
+/// Why two words do not form an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    UnknownOpcode {
+        opcode: u8,
+    },
+    UnknownModifier {
+        opcode: u8,
+        modifier: u8,
+    },
+    /// An 8-byte instruction whose word1 is missing (code ends after word0).
+    Truncated {
+        op: Op,
+    },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::UnknownOpcode { opcode } => write!(f, "unknown opcode 0x{opcode:02x}"),
+            DecodeError::UnknownModifier { opcode, modifier } => {
+                write!(f, "unknown modifier {modifier} for opcode 0x{opcode:02x}")
+            }
+            DecodeError::Truncated { op } => {
+                write!(f, "instruction `{}` cut off: its second word is missing", op.mnemonic())
+            }
+        }
+    }
+}
+
+impl Instruction {
+    /// An instruction with every field zero.
+    pub fn new(op: Op) -> Instruction {
+        Instruction { op, guard: None, rd: 0, rs1: 0, rs2: 0, rs3: 0, rs4: 0, scope: Scope::Wave, imm: 0 }
+    }
+
+    pub fn size(&self) -> u32 {
+        self.op.size()
+    }
+
+    /// Decode the instruction starting at `code[0..]`.
+    pub fn decode(code: &[u8]) -> Result<Instruction, DecodeError> {
+        let w0 = read_word(code, 0).unwrap_or(0);
+        let opcode = (w0 >> 24) as u8;
+        let modifier = ((w0 >> 4) & 0xF) as u8;
+        let op = Op::from_encoding(opcode, modifier).ok_or(if Op::opcode_exists(opcode) {
+            DecodeError::UnknownModifier { opcode, modifier }
+        } else {
+            DecodeError::UnknownOpcode { opcode }
+        })?;
+        let w1 = if op.size() == 8 { read_word(code, 4).ok_or(DecodeError::Truncated { op })? } else { 0 };
+        let pred_bits = w0 & 7;
+        let guard = (w0 & PRED_ENABLE_BIT != 0 || pred_bits != 0)
+            .then_some(PredRef { index: (w0 & 3) as u8, negated: w0 & PRED_NEGATE_BIT != 0 });
+        let raw_word1 = op.operands().iter().any(|o| o.slot == Slot::Word1);
+        let mut inst = Instruction {
+            op,
+            guard,
+            rd: (w0 >> 16) as u8,
+            rs1: (w0 >> 8) as u8,
+            rs2: 0,
+            rs3: 0,
+            rs4: 0,
+            scope: Scope::Wave,
+            imm: 0,
+        };
+        if raw_word1 {
+            inst.imm = w1;
+        } else {
+            inst.rs2 = (w1 >> 24) as u8;
+            inst.rs3 = (w1 >> 16) as u8;
+            inst.rs4 = (w1 >> 8) as u8;
+            inst.scope = Scope::from_bits(w1);
+        }
+        Ok(inst)
+    }
+
+    /// The instruction's words: `(word0, Some(word1))` for 8-byte instructions.
+    pub fn encode_words(&self) -> (u32, Option<u32>) {
+        let info = self.op.info();
+        let mut w0 = (info.opcode as u32) << 24
+            | (self.rd as u32) << 16
+            | (self.rs1 as u32) << 8
+            | (info.modifier as u32) << 4;
+        if let Some(g) = self.guard {
+            w0 |= PRED_ENABLE_BIT | (g.index as u32 & 3);
+            if g.negated {
+                w0 |= PRED_NEGATE_BIT;
+            }
+        }
+        let w1 = (info.size == 8).then(|| {
+            if info.operands.iter().any(|o| o.slot == Slot::Word1) {
+                self.imm
+            } else {
+                (self.rs2 as u32) << 24 | (self.rs3 as u32) << 16 | (self.rs4 as u32) << 8 | self.scope as u32
+            }
+        });
+        (w0, w1)
+    }
+
+    /// Append the instruction's little-endian bytes to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let (w0, w1) = self.encode_words();
+        out.extend_from_slice(&w0.to_le_bytes());
+        if let Some(w1) = w1 {
+            out.extend_from_slice(&w1.to_le_bytes());
+        }
+    }
+
+    /// The raw value of the field an operand lives in.
+    pub fn slot_value(&self, slot: Slot) -> u32 {
+        match slot {
+            Slot::Rd => self.rd as u32,
+            Slot::Rs1 => self.rs1 as u32,
+            Slot::Rs2 => self.rs2 as u32,
+            Slot::Rs3 => self.rs3 as u32,
+            Slot::Rs4 => self.rs4 as u32,
+            Slot::Scope => self.scope as u32,
+            Slot::Word1 => self.imm,
+        }
+    }
+
+    /// Set the field an operand lives in (values are truncated to the field width).
+    pub fn set_slot(&mut self, slot: Slot, value: u32) {
+        match slot {
+            Slot::Rd => self.rd = value as u8,
+            Slot::Rs1 => self.rs1 = value as u8,
+            Slot::Rs2 => self.rs2 = value as u8,
+            Slot::Rs3 => self.rs3 = value as u8,
+            Slot::Rs4 => self.rs4 = value as u8,
+            Slot::Scope => self.scope = Scope::from_bits(value),
+            Slot::Word1 => self.imm = value,
+        }
+    }
+
+    /// The typed value of one operand.
+    pub fn operand(&self, spec: &OperandSpec) -> Operand {
+        let v = self.slot_value(spec.slot);
+        match spec.kind {
+            Kind::Reg => Operand::Reg(v as u8),
+            Kind::Pair => Operand::Pair(v as u8),
+            Kind::Quad => Operand::Quad(v as u8),
+            Kind::Pred => Operand::Pred(v as u8),
+            Kind::Special => Operand::Special(v as u8),
+            Kind::Imm => Operand::Imm(v),
+            Kind::Scope => Operand::Scope(Scope::from_bits(v)),
+            Kind::Target => Operand::Target(v),
+            Kind::Fragment => Operand::Fragment(v as u8),
+        }
+    }
+
+    /// Typed operands in assembly order, paired with their table specs.
+    pub fn operands(&self) -> impl Iterator<Item = (&'static OperandSpec, Operand)> + '_ {
+        self.op.operands().iter().map(move |s| (s, self.operand(s)))
+    }
+
+    /// For `if`/`break`/`continue`: the predicate operand (index and negation).
+    pub fn struct_pred(&self) -> PredRef {
+        PredRef { index: self.rs1 & !STRUCT_PRED_NEGATE, negated: self.rs1 & STRUCT_PRED_NEGATE != 0 }
+    }
+
+    /// Whether an atomic returns the old value (rd = r0 means "no return", as the reference).
+    pub fn atomic_returns(&self) -> bool {
+        self.op.is_atomic() && self.rd != 0
+    }
+}
+
+fn read_word(code: &[u8], at: usize) -> Option<u32> {
+    let b = code.get(at..at + 4)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opcodes::OPS;
+
+    #[test]
+    fn every_table_entry_round_trips() {
+        for info in OPS {
+            let mut inst = Instruction::new(info.op);
+            for (i, spec) in info.operands.iter().enumerate() {
+                let v = match spec.kind {
+                    Kind::Pred => 1 + i as u32 % 3,
+                    Kind::Scope => 2,
+                    Kind::Imm | Kind::Target => 0xDEAD_BEE0 + i as u32,
+                    _ => 3 + 5 * i as u32,
+                };
+                inst.set_slot(spec.slot, v);
+            }
+            inst.guard = Some(PredRef { index: 2, negated: true });
+            let mut bytes = Vec::new();
+            inst.encode_into(&mut bytes);
+            assert_eq!(bytes.len() as u32, info.size as u32);
+            assert_eq!(Instruction::decode(&bytes), Ok(inst), "{}", info.mnemonic);
+        }
+    }
+
+    #[test]
+    fn reference_p0_bits_mean_unpredicated() {
+        // iadd r1, r2, r3 as the reference writes it: predicate bits all zero.
+        let bytes = [0x00, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00, 0x03];
+        let inst = Instruction::decode(&bytes).unwrap();
+        assert_eq!(inst.guard, None);
+        // Our @p0 sets bit 3.
+        let mut guarded = inst;
+        guarded.guard = Some(PredRef { index: 0, negated: false });
+        let (w0, _) = guarded.encode_words();
+        assert_eq!(w0 & 0xF, 0x8);
+    }
+
+    #[test]
+    fn decode_errors() {
+        assert_eq!(
+            Instruction::decode(&0xFF00_0000u32.to_le_bytes()),
+            Err(DecodeError::UnknownOpcode { opcode: 0xFF })
+        );
+        assert_eq!(
+            Instruction::decode(&0x2A00_0050u32.to_le_bytes()),
+            Err(DecodeError::UnknownModifier { opcode: 0x2A, modifier: 5 })
+        );
+        assert_eq!(
+            Instruction::decode(&0x0000_0000u32.to_le_bytes()),
+            Err(DecodeError::Truncated { op: Op::Iadd })
+        );
+    }
+}

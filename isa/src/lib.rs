@@ -1,0 +1,19 @@
+//! wave-isa: the front half of wave-jit.
+//!
+//! Text or binary in, structured IR out: the opcode table ([`opcodes`]), instruction
+//! encoding ([`instr`]), the `.wbin` container ([`wbin`]), the assembler ([`asm`]), the
+//! disassembler ([`disasm`]), the statement-tree IR ([`ir`]), its validator ([`validate`]) and
+//! analyses ([`analysis`]).
+
+pub mod analysis;
+pub mod asm;
+pub mod disasm;
+pub mod instr;
+pub mod ir;
+pub mod opcodes;
+pub mod validate;
+pub mod wbin;
+
+pub use instr::{Instruction, Operand, PredRef};
+pub use ir::{Block, FuncId, Function, Kernel, KernelMeta, Stmt, StmtKind};
+pub use opcodes::{Class, Kind, Op, Scope, SpecialReg};

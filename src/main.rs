@@ -1,0 +1,64 @@
+//! `wave-jit`: the command-line tool. Thin: it parses arguments and calls the crates.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "wave-jit",
+    version,
+    about = "Run WAVE GPU kernels on the CPU, and translate them for real GPUs",
+    long_about = "wave-jit assembles, disassembles, checks and runs WAVE kernels (.wave assembly or \
+                  .wbin binaries, byte-compatible with the reference wave-asm). `run` is a drop-in \
+                  for wave-emu; `emit` writes PTX, HIP, SYCL or Metal source."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Assemble a .wave file into a .wbin binary
+    Asm(cli::asm::AsmArgs),
+    /// Disassemble every kernel of a .wbin binary
+    Dis(cli::asm::DisArgs),
+    /// Validate a .wave or .wbin file and print per-kernel facts
+    Check(cli::asm::CheckArgs),
+    /// Run a kernel (drop-in for wave-emu: same flags, same dumps)
+    Run(cli::run::RunArgs),
+    /// Print the device capabilities
+    Info(cli::run::InfoArgs),
+    /// Run the conformance suite
+    Conformance(cli::conformance::ConformanceArgs),
+    /// Benchmarks: gemm, vector add, reduction, histogram, prefix sum, launch
+    Bench(cli::bench::BenchArgs),
+    /// Differential testing: random programs, JIT against the interpreter
+    FuzzDiff(cli::bench::FuzzDiffArgs),
+    /// Write GPU source (PTX, HIP, SYCL, Metal) for a kernel
+    Emit(cli::emit::EmitArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Asm(a) => cli::asm::asm(a),
+        Command::Dis(a) => cli::asm::dis(a),
+        Command::Check(a) => cli::asm::check(a),
+        Command::Run(a) => cli::run::run(a),
+        Command::Info(a) => cli::run::info(a),
+        Command::Conformance(a) => cli::conformance::conformance(a),
+        Command::Bench(a) => cli::bench::bench(a),
+        Command::FuzzDiff(a) => cli::bench::fuzz_diff(a),
+        Command::Emit(a) => cli::emit::emit(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
