@@ -1,1 +1,3 @@
-//! placeholder
+//! wave-jit-codegen: Cranelift lowering of the WAVE IR (being written).
+
+pub mod difftest;
