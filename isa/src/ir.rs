@@ -25,6 +25,7 @@
 //!   otherwise the whole wave waits until every wave of the workgroup that has not ended has
 //!   arrived (ended waves count as arrived, B.16).
 //! - `Fence`, `Wait`, `Nop`: no effect on the CPU engines (memory is synchronous).
+//!
 //! Guards on `If`, `Loop`, `Break`, `Continue` and `Call` are rejected by the validator.
 
 use crate::instr::{DecodeError, Instruction, PredRef};
@@ -190,7 +191,7 @@ impl std::error::Error for BuildError {}
 /// Decode all instructions of one kernel's code: `(offset, instruction)` in order.
 pub fn decode_code(kernel: &str, code: &[u8]) -> Result<Vec<(u32, Instruction)>, BuildError> {
     let err = |offset: u32, kind| BuildError { kernel: kernel.to_string(), offset, kind };
-    if code.len() % 4 != 0 {
+    if !code.len().is_multiple_of(4) {
         return Err(err(0, BuildErrorKind::Misaligned { code_size: code.len() as u32 }));
     }
     let mut out = Vec::with_capacity(code.len() / 4);

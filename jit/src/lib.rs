@@ -1,3 +1,18 @@
-//! wave-jit-codegen: Cranelift lowering of the WAVE IR (being written).
+//! wave-jit-codegen: Cranelift lowering of the WAVE IR to host SIMD code with explicit
+//! execution masks, and the JIT engine that runs it.
+//!
+//! One Cranelift function per (kernel, W, flags) runs one wave ([`compiler`]); the engine
+//! ([`engine`]) schedules waves and workgroups exactly as the interpreter (RUNTIME_API.md).
 
+pub mod compiler;
+pub mod ctx;
 pub mod difftest;
+pub mod engine;
+pub mod error;
+pub mod helpers;
+pub mod translate;
+
+pub use compiler::{compile, Compiled};
+pub use engine::{jit_engine, JitEngine};
+pub use error::JitError;
+pub use translate::Flags;

@@ -1,24 +1,161 @@
-//! (being written)
+//! `asm`, `dis` and `check`: the assembler front half on the command line.
+
 use super::CliResult;
 use clap::Args;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use wave_isa::analysis::{kernel_info, KernelInfo};
+use wave_isa::asm::assemble;
+use wave_isa::disasm::{disassemble, DisasmOptions};
+use wave_isa::module::load_bytes;
+use wave_isa::wbin::{self, WbinFile};
 
 #[derive(Args, Debug)]
-pub struct AsmArgs {}
-
-pub fn asm(_args: AsmArgs) -> CliResult {
-    Err("unsupported: not available yet".into())
+pub struct AsmArgs {
+    /// The assembly source to assemble (.wave)
+    #[arg(value_name = "IN.wave")]
+    pub input: PathBuf,
+    /// Where to write the binary [default: IN with the extension .wbin]
+    #[arg(short, long, value_name = "OUT.wbin")]
+    pub output: Option<PathBuf>,
+    /// Leave out the symbol table: kernels are then nameless (loaders call them kernel_0, kernel_1, ...)
+    #[arg(long)]
+    pub strip: bool,
 }
 
 #[derive(Args, Debug)]
-pub struct DisArgs {}
-
-pub fn dis(_args: DisArgs) -> CliResult {
-    Err("unsupported: not available yet".into())
+pub struct DisArgs {
+    /// The binary to disassemble (.wbin); a .wave source is assembled first
+    #[arg(value_name = "IN.wbin")]
+    pub input: PathBuf,
+    /// Put each instruction's byte offset (relative to its kernel) in a comment after it
+    #[arg(long)]
+    pub offsets: bool,
 }
 
 #[derive(Args, Debug)]
-pub struct CheckArgs {}
+pub struct CheckArgs {
+    /// The file to check: a .wbin binary or a .wave source (told apart by the `WAVE` magic)
+    #[arg(value_name = "IN.wave|IN.wbin")]
+    pub input: PathBuf,
+}
 
-pub fn check(_args: CheckArgs) -> CliResult {
-    Err("unsupported: not available yet".into())
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+}
+
+/// Print to stdout; a closed pipe (`| head`) is not an error.
+fn print(text: &str) -> Result<(), String> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to stdout: {e}")),
+        _ => Ok(()),
+    }
+}
+
+/// Assemble a source file, printing warnings (and errors) to stderr.
+fn assemble_file(path: &Path, bytes: &[u8]) -> Result<WbinFile, String> {
+    let name = path.display().to_string();
+    let source = std::str::from_utf8(bytes)
+        .map_err(|e| format!("`{name}` is not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))?;
+    match assemble(source, &name) {
+        Ok(a) => {
+            for w in &a.warnings {
+                eprintln!("{w}\n");
+            }
+            Ok(a.file)
+        }
+        Err(d) => {
+            eprintln!("{d}\n");
+            let n = d.error_count();
+            Err(format!("could not assemble `{name}` ({n} error{})", if n == 1 { "" } else { "s" }))
+        }
+    }
+}
+
+pub fn asm(args: AsmArgs) -> CliResult {
+    let bytes = read(&args.input)?;
+    if bytes.starts_with(&wbin::MAGIC) {
+        return Err(format!("`{}` is already a .wbin binary (it starts with `WAVE`)", args.input.display()));
+    }
+    let file = assemble_file(&args.input, &bytes)?;
+    let output = args.output.unwrap_or_else(|| args.input.with_extension("wbin"));
+    if output == args.input {
+        return Err(format!("refusing to overwrite the source `{}`: pass -o OUT.wbin", args.input.display()));
+    }
+    std::fs::write(&output, wbin::write(&file, args.strip))
+        .map_err(|e| format!("cannot write `{}`: {e}", output.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn dis(args: DisArgs) -> CliResult {
+    let bytes = read(&args.input)?;
+    let file = if bytes.starts_with(&wbin::MAGIC) {
+        wbin::parse(&bytes).map_err(|e| format!("`{}`: {e}", args.input.display()))?
+    } else {
+        assemble_file(&args.input, &bytes)?
+    };
+    let text = disassemble(&file, DisasmOptions { offsets: args.offsets })
+        .map_err(|e| format!("`{}`: {e}", args.input.display()))?;
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn check(args: CheckArgs) -> CliResult {
+    let bytes = read(&args.input)?;
+    let name = args.input.display().to_string();
+    let (module, _) = load_bytes(&bytes, &name).map_err(|e| format!("`{name}` is not valid: {e}"))?;
+    let infos: Vec<KernelInfo> = module.kernels.iter().map(kernel_info).collect();
+    print(&info_table(&infos))?;
+    let n = infos.len();
+    print(&format!("{name}: ok, {n} kernel{}\n", if n == 1 { "" } else { "s" }))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One aligned row per kernel.
+fn info_table(infos: &[KernelInfo]) -> String {
+    let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
+    let header = [
+        "kernel", "registers", "local mem", "workgroup", "instrs", "depth", "barriers", "atomics", "wave ops",
+        "f16/bf16", "f64", "mma", "calls",
+    ];
+    let rows: Vec<Vec<String>> = infos
+        .iter()
+        .map(|k| {
+            let [x, y, z] = k.workgroup_size;
+            vec![
+                k.name.clone(),
+                k.registers.to_string(),
+                k.local_memory.to_string(),
+                if k.workgroup_size == [0; 3] { "runtime".to_string() } else { format!("{x}x{y}x{z}") },
+                k.instruction_count.to_string(),
+                k.max_nesting_depth.to_string(),
+                yes(k.uses_barriers),
+                yes(k.uses_atomics),
+                yes(k.uses_wave_ops),
+                yes(k.uses_f16_bf16),
+                yes(k.uses_f64),
+                yes(k.uses_mma),
+                yes(k.uses_calls),
+            ]
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([header[c].len()]).max().unwrap_or(0))
+        .collect();
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            // Names left-aligned, everything else right-aligned.
+            .map(|(i, (c, &w))| if i == 0 { format!("{c:<w$}") } else { format!("{c:>w$}") })
+            .collect();
+        format!("{}\n", padded.join("  ").trim_end())
+    };
+    let mut out = line(&header.map(str::to_string));
+    for r in &rows {
+        out.push_str(&line(r));
+    }
+    out
 }

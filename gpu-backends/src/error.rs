@@ -1,0 +1,17 @@
+//! Why a kernel cannot be written for a target.
+
+use crate::Target;
+use thiserror::Error;
+
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum EmitError {
+    /// The target cannot express what an instruction needs.
+    #[error("unsupported on {target}: {what} (instruction {mnemonic} at offset 0x{offset:x})")]
+    UnsupportedOp { target: Target, what: String, mnemonic: &'static str, offset: u32 },
+    /// The target cannot express a property of the whole kernel.
+    #[error("unsupported on {target}: {what}")]
+    Unsupported { target: Target, what: String },
+    /// The requested wave width is not one the target provides.
+    #[error("unsupported on {target}: wave width {width} (the target provides {supported:?})")]
+    WaveWidth { target: Target, width: u32, supported: &'static [u32] },
+}

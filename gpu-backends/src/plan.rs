@@ -1,0 +1,215 @@
+//! Facts about a kernel that every writer needs, gathered once: registers and MMA fragments
+//! used, local memory size, the wave width, the entry name, and the checks that reject what a
+//! target cannot express (f64 on Metal, recursive calls, `break` outside a loop).
+
+use crate::{EmitError, Options, Target, DEFAULT_LOCAL_MEMORY};
+use std::collections::BTreeSet;
+use wave_isa::ir::{Block, StmtKind, MAX_CALL_DEPTH};
+use wave_isa::opcodes::{Class, Kind, Op};
+use wave_isa::Kernel;
+
+/// What the writers need to know besides the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub target: Target,
+    /// Registers read or written anywhere (pairs and quads expanded), ascending.
+    pub registers: Vec<u8>,
+    /// MMA fragment ids used, ascending; a fragment's storage slot is its index here.
+    pub fragments: Vec<u8>,
+    /// Whether any instruction touches local memory (local ops, local atomics, MMA).
+    pub uses_local: bool,
+    /// Local memory bytes (metadata, else options, else the default), rounded up to 16.
+    pub local_bytes: u32,
+    /// Fixed wave width, or `None` for "whatever the architecture gives" (HIP, SYCL).
+    pub wave_width: Option<u32>,
+    /// Entry point name.
+    pub entry: String,
+}
+
+impl Plan {
+    pub fn new(kernel: &Kernel, target: Target, opts: &Options) -> Result<Plan, EmitError> {
+        let wave_width = match (opts.wave_width, target) {
+            (Some(w), _) if !target.wave_widths().contains(&w) => {
+                return Err(EmitError::WaveWidth { target, width: w, supported: target.wave_widths() })
+            }
+            (Some(w), _) => Some(w),
+            (None, Target::Ptx | Target::Metal) => Some(32),
+            (None, Target::Hip | Target::Sycl) => None,
+        };
+        let mut registers = BTreeSet::new();
+        let mut fragments = BTreeSet::new();
+        let mut uses_local = false;
+        let mut first_error: Option<EmitError> = None;
+        kernel.walk(&mut |_, stmt, _| {
+            let StmtKind::Op(inst) = &stmt.kind else { return };
+            let op = inst.op;
+            if target == Target::Metal && first_error.is_none() && uses_f64(op) {
+                first_error = Some(EmitError::UnsupportedOp {
+                    target,
+                    what: "f64 (Apple GPUs have no double precision)".into(),
+                    mnemonic: op.mnemonic(),
+                    offset: stmt.offset,
+                });
+            }
+            uses_local |=
+                matches!(op.class(), Class::LocalLoad | Class::LocalStore | Class::LocalAtomic | Class::Mma);
+            // At W = 64 a ballot also writes rd+1 (semantics.md B.15).
+            if op == Op::WaveBallot && inst.rd < 255 {
+                registers.insert(inst.rd + 1);
+            }
+            for (spec, _) in inst.operands() {
+                let base = inst.slot_value(spec.slot);
+                match spec.kind {
+                    Kind::Reg | Kind::Pair | Kind::Quad => {
+                        for k in 0..spec.kind.register_span() {
+                            if let Ok(r) = u8::try_from(base + k) {
+                                registers.insert(r);
+                            }
+                        }
+                    }
+                    Kind::Fragment => {
+                        fragments.insert(base as u8);
+                    }
+                    _ => {}
+                }
+            }
+        });
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        for func in &kernel.funcs {
+            check_loops(&func.body, false, target)?;
+        }
+        check_calls(kernel, 0, &mut vec![0], target)?;
+        let local = if kernel.meta.local_memory > 0 {
+            kernel.meta.local_memory
+        } else {
+            opts.local_memory.unwrap_or(DEFAULT_LOCAL_MEMORY)
+        };
+        let local_bytes = local.max(16).div_ceil(16) * 16;
+        let entry = opts.entry_name.clone().unwrap_or_else(|| entry_name(&kernel.meta.name));
+        Ok(Plan {
+            target,
+            registers: registers.into_iter().collect(),
+            fragments: fragments.into_iter().collect(),
+            uses_local,
+            local_bytes,
+            wave_width,
+            entry,
+        })
+    }
+
+    /// Storage slot of an MMA fragment id.
+    pub fn fragment_slot(&self, id: u8) -> usize {
+        self.fragments.iter().position(|&f| f == id).unwrap_or(0)
+    }
+}
+
+/// Whether an op computes with or converts f64 values.
+pub fn uses_f64(op: Op) -> bool {
+    op.class() == Class::Double || matches!(op, Op::CvtF32F64 | Op::CvtF64F32)
+}
+
+/// The kernel name as a C/PTX identifier (`wave_` in front when it would not be one).
+pub fn entry_name(name: &str) -> String {
+    let mut s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    const RESERVED: &[&str] = &[
+        "main",
+        "kernel",
+        "void",
+        "int",
+        "float",
+        "double",
+        "if",
+        "else",
+        "for",
+        "while",
+        "do",
+        "return",
+        "const",
+        "static",
+        "extern",
+        "char",
+        "bool",
+        "auto",
+        "struct",
+        "union",
+        "class",
+        "half",
+        "uint",
+        "device",
+        "constant",
+        "threadgroup",
+    ];
+    if s.is_empty()
+        || s.starts_with(|c: char| c.is_ascii_digit())
+        || RESERVED.contains(&s.as_str())
+        || s.starts_with("__")
+    {
+        s.insert_str(0, "wave_");
+    }
+    s
+}
+
+fn check_loops(block: &Block, in_loop: bool, target: Target) -> Result<(), EmitError> {
+    for stmt in block {
+        match &stmt.kind {
+            StmtKind::Break { .. } | StmtKind::Continue { .. } if !in_loop => {
+                let what = if matches!(stmt.kind, StmtKind::Break { .. }) { "break" } else { "continue" };
+                return Err(EmitError::Unsupported {
+                    target,
+                    what: format!("`{what}` outside a loop at offset 0x{:x}", stmt.offset),
+                });
+            }
+            StmtKind::If { then_body, else_body, .. } => {
+                check_loops(then_body, in_loop, target)?;
+                check_loops(else_body, in_loop, target)?;
+            }
+            StmtKind::Loop { body, .. } => check_loops(body, true, target)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Calls are inlined: reject recursion and chains deeper than the WAVE call-depth limit.
+fn check_calls(
+    kernel: &Kernel,
+    func: usize,
+    stack: &mut Vec<usize>,
+    target: Target,
+) -> Result<(), EmitError> {
+    let mut callees = Vec::new();
+    wave_isa::ir::walk_block(&kernel.funcs[func].body, 0, &mut |s, _| {
+        if let StmtKind::Call { func, target } = s.kind {
+            callees.push((func, target, s.offset));
+        }
+    });
+    for (callee, call_target, offset) in callees {
+        if stack.contains(&callee) {
+            return Err(EmitError::Unsupported {
+                target,
+                what: format!(
+                    "recursive call to 0x{call_target:x} at offset 0x{offset:x} (calls are inlined)"
+                ),
+            });
+        }
+        if stack.len() as u32 > MAX_CALL_DEPTH {
+            return Err(EmitError::Unsupported {
+                target,
+                what: format!("call chain deeper than {MAX_CALL_DEPTH} at offset 0x{offset:x}"),
+            });
+        }
+        if callee >= kernel.funcs.len() {
+            return Err(EmitError::Unsupported {
+                target,
+                what: format!("call to unknown function {callee}"),
+            });
+        }
+        stack.push(callee);
+        check_calls(kernel, callee, stack, target)?;
+        stack.pop();
+    }
+    Ok(())
+}

@@ -1,0 +1,448 @@
+//! Checks by the real vendor compilers (run by `.ci/gpu-check`, which sets `WAVE_GPU_CHECK=1`
+//! and the toolchain variables of `.ci/gpu-toolchains.sh`; without them the test returns at once):
+//! - every conformance program and bundled example, written as PTX, assembles with
+//!   `ptxas -arch=sm_75` and `-arch=sm_90`;
+//! - written as HIP, compiles with clang for `gfx90a` (wave64) and `gfx1030` (wave32);
+//! - written as SYCL, runs on the OpenCL CPU device through `$WAVE_SYCL_RUNNER`, and its device
+//!   memory afterwards equals the interpreter's at the same wave width.
+//! Kernels are compiled in batches (one file, many entries) to keep the run short; a failing
+//! batch is compiled again kernel by kernel so each failure names its program.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+use wave_conformance::header::{parse_header, Header};
+use wave_gpu_backends::{write_module, Options, Target};
+use wave_isa::Kernel;
+use wave_runtime::{Device, Dispatch, Engine, Interpreter};
+
+/// One kernel to check.
+struct Case {
+    /// Program path (and kernel name for multi-kernel examples).
+    name: String,
+    kernel: Kernel,
+    /// The conformance header; `None` for examples (compiled only).
+    header: Option<Header>,
+}
+
+fn entry(i: usize) -> String {
+    format!("wave_case_{i}")
+}
+
+/// Run `f` over `items` on all cores.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(items.len().max(1));
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::with_capacity(items.len()));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = f(i, item);
+                out.lock().unwrap_or_else(|p| p.into_inner()).push((i, r));
+            });
+        }
+    });
+    let mut v = out.into_inner().unwrap_or_else(|p| p.into_inner());
+    v.sort_by_key(|(i, _)| *i);
+    v.into_iter().map(|(_, r)| r).collect()
+}
+
+fn collect_cases(skipped: &mut Vec<String>) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for program in wave_conformance::programs() {
+        let header = match parse_header(program.path, program.source) {
+            Ok(h) => h,
+            Err(e) => {
+                skipped.push(format!("{}: bad header: {e}", program.path));
+                continue;
+            }
+        };
+        let module = wave_isa::asm::assemble(program.source, program.path)
+            .map_err(|d| d.to_string())
+            .and_then(|a| wave_isa::module::Module::from_wbin(&a.file).map_err(|e| e.to_string()));
+        let module = match module {
+            Ok(m) => m,
+            Err(e) => {
+                // Programs that test assembler/loader errors have no kernel to translate.
+                if header.expect_error.is_none() {
+                    skipped.push(format!("{}: does not load: {e}", program.path));
+                }
+                continue;
+            }
+        };
+        let kernel = match &header.kernel {
+            Some(k) => module.kernel(k).ok().cloned(),
+            None => module.kernels.first().cloned(),
+        };
+        if let Some(kernel) = kernel {
+            cases.push(Case { name: program.path.to_string(), kernel, header: Some(header) });
+        }
+    }
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut files = Vec::new();
+    find_wave_files(&examples, &mut files);
+    files.sort();
+    for file in files {
+        match wave_isa::module::load_file(&file) {
+            Ok((module, _)) => {
+                for k in module.kernels {
+                    cases.push(Case { name: format!("examples/{}#{}", file_name(&file), k.meta.name), kernel: k, header: None });
+                }
+            }
+            Err(e) => skipped.push(format!("{}: does not load: {e}", file.display())),
+        }
+    }
+    cases
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+fn find_wave_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            find_wave_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "wave" || x == "wbin") {
+            out.push(p);
+        }
+    }
+}
+
+/// Run a command; Err = its exit status and output.
+fn run(cmd: &mut Command) -> Result<(), String> {
+    match cmd.output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "{}\n{}{}",
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )),
+        Err(e) => Err(format!("cannot start {:?}: {e}", cmd.get_program())),
+    }
+}
+
+/// A compiler invocation for one source file; `tag` names the variant (arch).
+type Compile<'a> = dyn Fn(&Path, &str) -> Result<(), String> + Sync + 'a;
+
+struct TargetReport {
+    label: String,
+    passed: usize,
+    failures: Vec<String>,
+    unsupported: Vec<String>,
+}
+
+/// Write the cases in batches for `target`, compile each batch with every `tags` variant;
+/// a failing batch is retried kernel by kernel.
+fn compile_target(cases: &[Case], target: Target, tags: &[&str], dir: &Path, compile: &Compile) -> Vec<TargetReport> {
+    const BATCH: usize = 24;
+    let opts: Vec<Options> =
+        (0..cases.len()).map(|i| Options { entry_name: Some(entry(i)), ..Options::default() }).collect();
+    // Cases this target cannot express at all are reported, not compiled.
+    let mut unsupported = Vec::new();
+    let mut ok_cases = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        match write_module(&[(&c.kernel, &opts[i])], target) {
+            Ok(_) => ok_cases.push(i),
+            Err(e) => unsupported.push(format!("{target} {}: {e}", c.name)),
+        }
+    }
+    let batches: Vec<Vec<usize>> = ok_cases.chunks(BATCH).map(|c| c.to_vec()).collect();
+    let mut reports: Vec<TargetReport> = tags
+        .iter()
+        .map(|t| TargetReport { label: format!("{target} {t}"), passed: 0, failures: Vec::new(), unsupported: unsupported.clone() })
+        .collect();
+    let jobs: Vec<(usize, usize)> = (0..batches.len()).flat_map(|b| (0..tags.len()).map(move |t| (b, t))).collect();
+    let results = par_map(&jobs, |_, &(b, t)| {
+        let members = &batches[b];
+        let write = |idx: &[usize], path: &Path| {
+            let pairs: Vec<_> = idx.iter().map(|&i| (&cases[i].kernel, &opts[i])).collect();
+            let text = write_module(&pairs, target).map_err(|e| e.to_string())?;
+            std::fs::write(path, text).map_err(|e| e.to_string())
+        };
+        let path = dir.join(format!("batch{b}.{}.{}", tags[t], target.extension()));
+        let batch_ok = write(members, &path).and_then(|_| compile(&path, tags[t])).is_ok();
+        if batch_ok {
+            return (t, members.len(), Vec::new());
+        }
+        let mut passed = 0;
+        let mut failures = Vec::new();
+        for &i in members {
+            let path = dir.join(format!("case{i}.{}.{}", tags[t], target.extension()));
+            match write(&[i], &path).and_then(|_| compile(&path, tags[t])) {
+                Ok(()) => passed += 1,
+                Err(msg) => failures.push(format!(
+                    "{target} {} {}: {}\n  (source: {})",
+                    tags[t],
+                    cases[i].name,
+                    msg.trim(),
+                    path.display()
+                )),
+            }
+        }
+        (t, passed, failures)
+    });
+    for (t, passed, failures) in results {
+        reports[t].passed += passed;
+        reports[t].failures.extend(failures);
+    }
+    reports
+}
+
+/// The wave width to run a program at on the SYCL CPU device: 32 when listed, else the widest
+/// listed width the work-group can hold.
+fn sycl_width(header: &Header, threads: u32) -> Option<u32> {
+    [32, 16, 8, 64, 4].into_iter().find(|w| header.widths.contains(w) && (*w < 64 || threads >= 64))
+}
+
+struct SyclCase {
+    case: usize,
+    width: u32,
+    grid: [u32; 3],
+    workgroup: [u32; 3],
+    mem_in: Vec<u8>,
+    expected: Vec<u8>,
+}
+
+fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<String>) {
+    let mut report = TargetReport { label: "sycl cpu-run".into(), passed: 0, failures: Vec::new(), unsupported: Vec::new() };
+    let mut skipped = Vec::new();
+    let mut runs = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let Some(h) = &c.header else { continue };
+        if h.expect_error.is_some() {
+            skipped.push(format!("{}: expects an error", c.name));
+            continue;
+        }
+        let mut device = match Device::new(h.device_memory) {
+            Ok(d) => d,
+            Err(e) => {
+                skipped.push(format!("{}: device memory: {e}", c.name));
+                continue;
+            }
+        };
+        for input in &h.inputs {
+            let _ = device.write(input.address, &input.bytes);
+        }
+        let mem_in = device.bytes().to_vec();
+        let defaults = Dispatch::default();
+        let mut dispatch = Dispatch {
+            grid: h.grid,
+            workgroup: h.workgroup,
+            registers: h.registers.unwrap_or(defaults.registers),
+            local_memory: h.local_memory.unwrap_or(defaults.local_memory),
+            initial_registers: h.set_regs.clone(),
+            max_instructions: h.max_instructions,
+            ..defaults
+        };
+        let launch = match wave_runtime::resolve(&c.kernel, &dispatch, &device) {
+            Ok(l) => l,
+            Err(e) => {
+                skipped.push(format!("{}: dispatch: {e}", c.name));
+                continue;
+            }
+        };
+        let threads = launch.workgroup.iter().product::<u32>();
+        let Some(width) = sycl_width(h, threads) else {
+            skipped.push(format!("{}: no wave width the CPU device runs", c.name));
+            continue;
+        };
+        dispatch.wave_width = width;
+        if let Err(e) = Interpreter::new().run(&c.kernel, &dispatch, &mut device) {
+            skipped.push(format!("{}: the interpreter stops with an error: {e}", c.name));
+            continue;
+        }
+        runs.push(SyclCase {
+            case: i,
+            width,
+            grid: launch.grid,
+            workgroup: launch.workgroup,
+            mem_in,
+            expected: device.bytes().to_vec(),
+        });
+        let _ = launch.local_memory;
+    }
+    // One source per wave width (the run-time compiler caches it), all kernels in it.
+    let mut by_width: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (k, r) in runs.iter().enumerate() {
+        by_width.entry(r.width).or_default().push(k);
+    }
+    let mut sources = BTreeMap::new();
+    for (w, members) in &by_width {
+        let opts: Vec<Options> = members
+            .iter()
+            .map(|&k| {
+                let c = &cases[runs[k].case];
+                let local = c.header.as_ref().and_then(|h| h.local_memory);
+                Options { wave_width: Some(*w), local_memory: local, entry_name: Some(entry(runs[k].case)) }
+            })
+            .collect();
+        let pairs: Vec<_> = members.iter().zip(&opts).map(|(&k, o)| (&cases[runs[k].case].kernel, o)).collect();
+        match write_module(&pairs, Target::Sycl) {
+            Ok(text) => {
+                let path = dir.join(format!("sycl_w{w}.cpp"));
+                let _ = std::fs::write(&path, text);
+                sources.insert(*w, path);
+            }
+            Err(e) => {
+                for &k in members {
+                    report.unsupported.push(format!("sycl {}: {e}", cases[runs[k].case].name));
+                }
+            }
+        }
+    }
+    let run_one = |k: usize| -> Result<(), String> {
+        let r = &runs[k];
+        let c = &cases[r.case];
+        let source = sources.get(&r.width).ok_or("no source")?;
+        let base = dir.join(format!("sycl_case{}", r.case));
+        let regs: Vec<u8> = {
+            let mut v = [0u32; 256];
+            for &(reg, val) in &c.header.as_ref().map(|h| h.set_regs.clone()).unwrap_or_default() {
+                v[reg as usize] = val;
+            }
+            v.iter().flat_map(|x| x.to_le_bytes()).collect()
+        };
+        let used = r.mem_in.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+        let (mem_in, regs_path, out) = (base.with_extension("in"), base.with_extension("regs"), base.with_extension("out"));
+        std::fs::write(&mem_in, &r.mem_in[..used]).map_err(|e| e.to_string())?;
+        std::fs::write(&regs_path, regs).map_err(|e| e.to_string())?;
+        let xyz = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
+        let global = [r.grid[0] * r.workgroup[0], r.grid[1] * r.workgroup[1], r.grid[2] * r.workgroup[2]];
+        run(Command::new("timeout")
+            .arg("300")
+            .arg(runner)
+            .arg("--source")
+            .arg(source)
+            .args(["--kernel", &entry(r.case), "--global", &xyz(global), "--local", &xyz(r.workgroup)])
+            .args(["--sg", &r.width.to_string(), "--mem-size", &r.expected.len().to_string()])
+            .arg("--mem-in")
+            .arg(&mem_in)
+            .arg("--regs")
+            .arg(&regs_path)
+            .arg("--out")
+            .arg(&out))
+        .map_err(|e| format!("runner failed (W={}): {}", r.width, e.trim()))?;
+        let got = std::fs::read(&out).map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_file(&out);
+        let _ = std::fs::remove_file(&mem_in);
+        if got == r.expected {
+            return Ok(());
+        }
+        let diff: Vec<usize> = (0..got.len().min(r.expected.len())).filter(|&i| got[i] != r.expected[i]).collect();
+        let first = diff.first().copied().unwrap_or(0) & !3;
+        let word = |m: &[u8]| m.get(first..first + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        Err(format!(
+            "memory differs from the interpreter at W={}: {} bytes, first at 0x{first:x}: sycl 0x{:08x}, interpreter 0x{:08x}",
+            r.width,
+            diff.len(),
+            word(&got),
+            word(&r.expected)
+        ))
+    };
+    // Compile each source once (first case of each width), then run the rest from the cache.
+    let firsts: Vec<usize> = by_width.values().filter_map(|m| m.first().copied()).collect();
+    let rest: Vec<usize> = by_width.values().flat_map(|m| m.iter().skip(1).copied()).collect();
+    let mut results = par_map(&firsts, |_, &k| (k, run_one(k)));
+    results.extend(par_map(&rest, |_, &k| (k, run_one(k))));
+    for (k, res) in results {
+        match res {
+            Ok(()) => report.passed += 1,
+            Err(msg) => report.failures.push(format!("sycl {}: {msg}", cases[runs[k].case].name)),
+        }
+    }
+    (report, skipped)
+}
+
+#[test]
+fn vendor_compilers() {
+    if std::env::var("WAVE_GPU_CHECK").as_deref() != Ok("1") {
+        eprintln!("vendor compiler checks skipped: run .ci/gpu-check");
+        return;
+    }
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run eval \"$(.ci/gpu-toolchains.sh)\""));
+    let (ptxas, clang, device_libs, runner) =
+        (var("WAVE_PTXAS"), var("WAVE_HIP_CLANG"), var("WAVE_HIP_DEVICE_LIBS"), var("WAVE_SYCL_RUNNER"));
+    let dir = std::env::var("WAVE_GPU_CHECK_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| std::env::temp_dir().join("wave-gpu-check"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("work directory");
+    let only = std::env::var("WAVE_GPU_CHECK_ONLY").unwrap_or_default();
+    let wants = |t: &str| only.is_empty() || only.split(',').any(|x| x == t);
+
+    let mut load_skips = Vec::new();
+    let cases = collect_cases(&mut load_skips);
+    let mut reports = Vec::new();
+    let t0 = Instant::now();
+    if wants("ptx") {
+        let ptx = |path: &Path, arch: &str| {
+            run(Command::new(&ptxas).arg(format!("-arch={arch}")).arg(path).arg("-o").arg(path.with_extension(format!("{arch}.cubin"))))
+        };
+        reports.extend(compile_target(&cases, Target::Ptx, &["sm_75", "sm_90"], &dir, &ptx));
+        eprintln!("ptx: {:.1} s", t0.elapsed().as_secs_f64());
+    }
+    if wants("hip") {
+        let t = Instant::now();
+        let hip = |path: &Path, arch: &str| {
+            run(Command::new(&clang)
+                .args(["-x", "hip", "-std=c++17", "--rocm-path=/usr"])
+                .arg(format!("--hip-device-lib-path={device_libs}"))
+                .args(["--cuda-device-only", "--no-gpu-bundle-output", "-O3", "-c"])
+                .arg(format!("--offload-arch={arch}"))
+                .arg(path)
+                .arg("-o")
+                .arg(path.with_extension(format!("{arch}.o"))))
+        };
+        reports.extend(compile_target(&cases, Target::Hip, &["gfx90a", "gfx1030"], &dir, &hip));
+        eprintln!("hip: {:.1} s", t.elapsed().as_secs_f64());
+    }
+    let mut sycl_skips = Vec::new();
+    if wants("sycl") {
+        let t = Instant::now();
+        let (report, skips) = sycl_check(&cases, &runner, &dir);
+        reports.push(report);
+        sycl_skips = skips;
+        eprintln!("sycl: {:.1} s", t.elapsed().as_secs_f64());
+    }
+
+    let mut failed = 0;
+    println!("\n== vendor compiler checks: {} kernels ({} programs not loadable, skipped)", cases.len(), load_skips.len());
+    for s in &load_skips {
+        println!("  skipped: {s}");
+    }
+    for r in &reports {
+        for f in &r.failures {
+            println!("FAIL {f}");
+        }
+    }
+    for r in &reports {
+        println!(
+            "{:<16} {:>4} passed, {:>3} failed, {:>3} unsupported",
+            r.label,
+            r.passed,
+            r.failures.len(),
+            r.unsupported.len()
+        );
+        for u in &r.unsupported {
+            println!("    unsupported: {u}");
+        }
+        failed += r.failures.len();
+    }
+    if !sycl_skips.is_empty() {
+        println!("sycl: {} programs not compared:", sycl_skips.len());
+        for s in &sycl_skips {
+            println!("    {s}");
+        }
+    }
+    println!("total {:.1} s; sources in {}", t0.elapsed().as_secs_f64(), dir.display());
+    assert_eq!(failed, 0, "{failed} vendor-compiler failures (see FAIL lines above)");
+}

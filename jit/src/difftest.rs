@@ -1,1 +1,0 @@
-//! placeholder (differential tester, being written)

@@ -1,0 +1,234 @@
+//! Differential testing: random structured WAVE programs run on two engines, compared bit for
+//! bit (all of device memory, including a dump of every register and predicate of every lane).
+//!
+//! - [`gen`] writes valid programs: nested divergent if/else and loops (each with a uniform
+//!   trip counter, so they terminate), break/continue, calls, return/halt, corner-case values
+//!   (NaN, ±0, ±Inf, denormals, INT_MIN), masked in-bounds local and device accesses, atomics,
+//!   wave ops, MMA, and barriers only at the top level of the entry.
+//! - [`run`] runs one on an engine and compares outcomes.
+//! - [`minimize`] shrinks a failing program while it keeps failing; [`text`] prints it.
+//!
+//! Entry point: [`fuzz_diff`].
+
+pub mod gen;
+pub mod minimize;
+pub mod program;
+pub mod rng;
+pub mod run;
+pub mod text;
+
+use program::Program;
+use std::fmt;
+use std::time::{Duration, Instant};
+use wave_runtime::Engine;
+
+/// Everything that steers a fuzzing session.
+#[derive(Clone, Debug)]
+pub struct FuzzOptions {
+    /// Programs to run.
+    pub count: u64,
+    /// Session seed; case `i` uses `rng::mix(seed ^ i)`.
+    pub seed: u64,
+    /// Wave widths, used in turn (case `i` runs at `widths[i % len]`).
+    pub widths: Vec<u32>,
+    pub gen: gen::GenConfig,
+    /// Runs of both engines the minimiser may spend on a failure.
+    pub minimize_budget: usize,
+}
+
+impl Default for FuzzOptions {
+    fn default() -> FuzzOptions {
+        FuzzOptions {
+            count: 1000,
+            seed: 1,
+            widths: vec![4, 8, 16, 32, 64],
+            gen: gen::GenConfig::default(),
+            minimize_budget: 2000,
+        }
+    }
+}
+
+/// Where a session is, for a progress line.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    pub wave_width: u32,
+    pub elapsed: Duration,
+}
+
+/// A session in which the engines agreed on every program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    pub programs: u64,
+    /// Programs per wave width, `(W, count)`.
+    pub per_width: Vec<(u32, u64)>,
+    /// Programs that both engines rejected with the same error (generated programs should
+    /// never fail, so a non-zero count points at a harness or engine problem).
+    pub both_failed: u64,
+    /// Statements generated in all programs.
+    pub statements: u64,
+    /// Instructions executed are not counted; this is the wall time of the session.
+    pub elapsed: Duration,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let widths: Vec<String> = self.per_width.iter().map(|(w, n)| format!("W={w}: {n}")).collect();
+        write!(
+            f,
+            "{} programs agreed ({}), {} statements, {} failed identically on both engines, {:.1} s",
+            self.programs,
+            widths.join(", "),
+            self.statements,
+            self.both_failed,
+            self.elapsed.as_secs_f64()
+        )
+    }
+}
+
+/// Two engines disagreed. Holds the original and the minimised program.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    pub engines: (&'static str, &'static str),
+    /// Index of the case in the session, and the seed that generates it.
+    pub case: u64,
+    pub case_seed: u64,
+    pub wave_width: u32,
+    pub original: Program,
+    pub minimized: Program,
+    /// The first difference of the minimised program, in words.
+    pub difference: String,
+}
+
+impl Mismatch {
+    /// The minimised program as `.wave` text.
+    pub fn program_text(&self) -> String {
+        text::program_text(&self.minimized)
+    }
+
+    /// The initial contents of device memory (the data area; the rest is zero).
+    pub fn data(&self) -> &[u8] {
+        &self.minimized.data
+    }
+
+    /// The dispatch as `wave-jit run` flags (the data area goes in with `--arg 0:FILE`).
+    pub fn dispatch_flags(&self) -> String {
+        let s = &self.minimized.shape;
+        let mut flags = format!(
+            "--grid {},{},1 --workgroup {},{},1 --wave-width {} --registers {} --device-memory {} \
+             --max-instructions {}",
+            s.grid[0],
+            s.grid[1],
+            s.workgroup[0],
+            s.workgroup[1],
+            s.wave_width,
+            program::REGISTERS,
+            s.device_bytes(),
+            run::MAX_INSTRUCTIONS
+        );
+        for (r, v) in &s.initial_registers {
+            flags.push_str(&format!(" --set-reg {r}:0x{v:x}"));
+        }
+        flags
+    }
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "engines `{}` and `{}` disagree on case {} (case seed 0x{:016x}, wave width {})",
+            self.engines.0, self.engines.1, self.case, self.case_seed, self.wave_width
+        )?;
+        writeln!(f, "difference: {}", self.difference)?;
+        writeln!(
+            f,
+            "minimised from {} to {} statements:",
+            self.original.statement_count(),
+            self.minimized.statement_count()
+        )?;
+        write!(f, "{}", self.program_text())?;
+        writeln!(f, "dispatch: {}", self.dispatch_flags())?;
+        let nonzero = self.data().iter().any(|&b| b != 0);
+        write!(
+            f,
+            "device memory: {} bytes of data at 0 ({}), the rest zero; registers and p0..p3 of \
+             thread t are stored at 0x{:x} + t*{}",
+            program::DATA_BYTES,
+            if nonzero { "random words, see Mismatch::data" } else { "all zero" },
+            program::DUMP_BASE,
+            program::DUMP_WORDS_PER_THREAD * 4
+        )
+    }
+}
+
+/// Generate one case of a session (same seed, same program).
+pub fn case_program(seed: u64, case: u64, widths: &[u32], config: &gen::GenConfig) -> (u64, Program) {
+    let case_seed = rng::mix(seed ^ case.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let width = if widths.is_empty() { 32 } else { widths[(case % widths.len() as u64) as usize] };
+    let program = gen::generate(&mut rng::SplitMix64::new(case_seed), width, config);
+    (case_seed, program)
+}
+
+/// Run `count` random programs on `a` and `b` and compare them; on the first mismatch,
+/// minimise the program and return it.
+pub fn fuzz_diff(
+    a: &dyn Engine,
+    b: &dyn Engine,
+    count: u64,
+    seed: u64,
+    widths: &[u32],
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Report, Box<Mismatch>> {
+    let options = FuzzOptions { count, seed, widths: widths.to_vec(), ..FuzzOptions::default() };
+    fuzz_diff_with(a, b, &options, progress)
+}
+
+/// [`fuzz_diff`] with every option.
+pub fn fuzz_diff_with(
+    a: &dyn Engine,
+    b: &dyn Engine,
+    options: &FuzzOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Report, Box<Mismatch>> {
+    let start = Instant::now();
+    let mut report = Report::default();
+    let names = (a.name(), b.name());
+    for case in 0..options.count {
+        let (case_seed, program) = case_program(options.seed, case, &options.widths, &options.gen);
+        let width = program.shape.wave_width;
+        progress(&Progress { done: case, total: options.count, wave_width: width, elapsed: start.elapsed() });
+        let (out_a, out_b) = (run::run_program(a, &program), run::run_program(b, &program));
+        if let Some(difference) = run::difference(&program.shape, &out_a, &out_b, names) {
+            let mut fails = |p: &Program| {
+                let (x, y) = (run::run_program(a, p), run::run_program(b, p));
+                run::difference(&p.shape, &x, &y, names).is_some()
+            };
+            let minimized = minimize::minimize(&program, options.minimize_budget, &mut fails);
+            let (x, y) = (run::run_program(a, &minimized), run::run_program(b, &minimized));
+            let difference = run::difference(&minimized.shape, &x, &y, names).unwrap_or(difference);
+            return Err(Box::new(Mismatch {
+                engines: names,
+                case,
+                case_seed,
+                wave_width: width,
+                original: program,
+                minimized,
+                difference,
+            }));
+        }
+        if out_a.result.is_err() {
+            report.both_failed += 1;
+        }
+        report.programs += 1;
+        report.statements += program.statement_count() as u64;
+        match report.per_width.iter_mut().find(|(w, _)| *w == width) {
+            Some((_, n)) => *n += 1,
+            None => report.per_width.push((width, 1)),
+        }
+    }
+    report.elapsed = start.elapsed();
+    progress(&Progress { done: options.count, total: options.count, wave_width: 0, elapsed: report.elapsed });
+    Ok(report)
+}

@@ -1,0 +1,119 @@
+//! Run one program on one engine and compare two outcomes bit for bit.
+
+use super::program::{Program, Shape, DATA_BYTES, DUMP_BASE, DUMP_WORDS_PER_THREAD, REGISTERS};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use wave_isa::{Kernel, KernelMeta};
+use wave_runtime::{Device, Dispatch, Engine};
+
+/// Safety net against a runaway loop in an engine: generated programs execute far fewer
+/// wave-instructions per workgroup than this.
+pub const MAX_INSTRUCTIONS: u64 = 1_000_000;
+
+/// What a run left behind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// `Err` with the engine's error (or panic) message.
+    pub result: Result<(), String>,
+    /// All of device memory after the run.
+    pub memory: Vec<u8>,
+}
+
+/// The dispatch a program runs with on every engine.
+pub fn dispatch_for(shape: &Shape) -> Dispatch {
+    let mut d = Dispatch::default();
+    d.grid = [shape.grid[0], shape.grid[1], 1];
+    d.workgroup = [shape.workgroup[0], shape.workgroup[1], 1];
+    d.wave_width = shape.wave_width;
+    d.registers = REGISTERS;
+    d.initial_registers = shape.initial_registers.clone();
+    d.max_instructions = MAX_INSTRUCTIONS;
+    // Workgroup order must not vary: programs may update the same words from every workgroup.
+    d.threads = 1;
+    d.unchecked = false;
+    d
+}
+
+/// Build the kernel tree of a program.
+pub fn kernel_of(program: &Program) -> Result<Kernel, String> {
+    let meta = KernelMeta { name: "fuzz".into(), registers: REGISTERS, ..Default::default() };
+    wave_isa::ir::build_kernel(meta, &program.code()).map_err(|e| e.to_string())
+}
+
+/// Run `program` on `engine` in a fresh device whose data area holds `program.data`.
+/// A panic inside the engine becomes an error outcome rather than ending the fuzzer.
+pub fn run_program(engine: &dyn Engine, program: &Program) -> Outcome {
+    let kernel = match kernel_of(program) {
+        Ok(k) => k,
+        Err(e) => return Outcome { result: Err(format!("build: {e}")), memory: Vec::new() },
+    };
+    let mut device = match Device::new(program.shape.device_bytes()) {
+        Ok(d) => d,
+        Err(e) => return Outcome { result: Err(format!("device: {e}")), memory: Vec::new() },
+    };
+    if let Err(e) = device.write(0, &program.data) {
+        return Outcome { result: Err(format!("device: {e}")), memory: Vec::new() };
+    }
+    let dispatch = dispatch_for(&program.shape);
+    let ran = catch_unwind(AssertUnwindSafe(|| engine.run(&kernel, &dispatch, &mut device)));
+    let result = match ran {
+        Ok(Ok(_stats)) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(panic) => Err(format!("panicked: {}", panic_message(&panic))),
+    };
+    Outcome { result, memory: device.bytes().to_vec() }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_string()
+    }
+}
+
+/// `None` when the outcomes are identical; otherwise the first difference, in words.
+pub fn difference(shape: &Shape, a: &Outcome, b: &Outcome, names: (&str, &str)) -> Option<String> {
+    let (na, nb) = names;
+    if a.result != b.result {
+        let show = |r: &Result<(), String>| match r {
+            Ok(()) => "finished".to_string(),
+            Err(e) => format!("error: {e}"),
+        };
+        return Some(format!("{na}: {}; {nb}: {}", show(&a.result), show(&b.result)));
+    }
+    if a.memory.len() != b.memory.len() {
+        return Some(format!("device sizes differ: {} vs {} bytes", a.memory.len(), b.memory.len()));
+    }
+    let word = |m: &[u8], i: usize| u32::from_le_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
+    let differing: Vec<usize> = (0..a.memory.len() / 4)
+        .map(|w| w * 4)
+        .filter(|&i| word(&a.memory, i) != word(&b.memory, i))
+        .collect();
+    let &first = differing.first()?;
+    let (va, vb) = (word(&a.memory, first), word(&b.memory, first));
+    let place = describe_address(shape, first as u32);
+    Some(format!("{} differing words; first: {place}: {na} = 0x{va:08x}, {nb} = 0x{vb:08x}", differing.len()))
+}
+
+/// Name what lives at a device address: a data word, or a thread's dumped register.
+pub fn describe_address(shape: &Shape, address: u32) -> String {
+    if address < DATA_BYTES {
+        return format!("data word at 0x{address:x}");
+    }
+    let index = (address - DUMP_BASE) / 4;
+    let thread = index / DUMP_WORDS_PER_THREAD;
+    let slot = index % DUMP_WORDS_PER_THREAD;
+    let per_group = shape.threads_per_workgroup().max(1);
+    let group = thread / per_group;
+    let local = thread % per_group;
+    let what = if slot < REGISTERS { format!("r{slot}") } else { format!("p{}", slot - REGISTERS) };
+    format!(
+        "final {what} of workgroup ({}, {}) wave {} lane {}",
+        group % shape.grid[0].max(1),
+        group / shape.grid[0].max(1),
+        local / shape.wave_width,
+        local % shape.wave_width
+    )
+}

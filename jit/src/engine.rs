@@ -1,0 +1,408 @@
+//! Running compiled waves: workgroups over rayon workers, waves of a workgroup on one worker,
+//! fibers for kernels with barriers. The schedule is RUNTIME_API.md's, so results match the
+//! interpreter bit for bit: waves in order, each until it reaches a barrier or ends.
+
+use crate::compiler::{compile, Compiled};
+use crate::ctx::{status, WaveCtx, MAX_LANES};
+use crate::error::JitError;
+use crate::helpers::{Fault, WaveHost};
+use crate::translate::Flags;
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use wave_isa::{Kernel, SpecialReg};
+
+/// Bytes of stack per wave fiber (spilled registers of a W=64 wave fit many times over).
+const FIBER_STACK: usize = 1 << 20;
+
+/// A dispatch, resolved (all overrides applied, all limits checked).
+#[derive(Clone, Debug)]
+pub struct RunParams {
+    pub grid: [u32; 3],
+    pub workgroup: [u32; 3],
+    pub width: u32,
+    pub local_memory: u32,
+    pub initial_registers: Vec<(u8, u32)>,
+    /// Per workgroup; 0 = unlimited.
+    pub max_instructions: u64,
+    /// Worker threads; 0 = all cores.
+    pub threads: usize,
+    pub checked: bool,
+}
+
+/// Where and why a dispatch stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunFailure {
+    pub workgroup: [u32; 3],
+    pub wave: u32,
+    pub fault: Fault,
+}
+
+/// Counters of one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunCounts {
+    pub workgroups: u64,
+    pub waves: u64,
+    /// Nanoseconds spent compiling (0 when the code came from the cache).
+    pub compile_ns: u64,
+}
+
+#[derive(Debug)]
+pub enum RunOutcome {
+    Failed(RunFailure),
+    Jit(JitError),
+}
+
+/// Device memory as the compiled code sees it.
+#[derive(Clone, Copy)]
+pub struct DeviceView {
+    /// Base of the 4 GiB + 64 KiB window.
+    pub window: *mut u8,
+    pub size: u64,
+}
+// SAFETY: the window is a plain memory mapping that outlives the run; workgroups on other
+// threads touch it only through the kernel's own (racy by design, like a GPU) accesses.
+unsafe impl Send for DeviceView {}
+// SAFETY: as above.
+unsafe impl Sync for DeviceView {}
+
+/// Run a kernel on the JIT.
+pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<RunCounts, RunOutcome> {
+    let flags = Flags { width: p.width, checked: p.checked, fuel: p.max_instructions > 0 };
+    let code = compile(kernel, flags).map_err(RunOutcome::Jit)?;
+    let total = p.grid.iter().map(|&g| g as u64).product::<u64>();
+    let tpw: u32 = p.workgroup.iter().product();
+    let waves = tpw.div_ceil(p.width) as u64;
+    let counts = RunCounts {
+        workgroups: total,
+        waves: total * waves,
+        compile_ns: code.compile_time.as_nanos() as u64,
+    };
+    if total == 0 || tpw == 0 {
+        return Ok(counts);
+    }
+    let wg_id = |i: u64| {
+        let (gx, gy) = (p.grid[0] as u64, p.grid[1] as u64);
+        [(i % gx) as u32, (i / gx % gy) as u32, (i / (gx * gy)) as u32]
+    };
+    let threads =
+        if p.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { p.threads };
+    if threads <= 1 || total == 1 {
+        let mut worker = Worker::new(p);
+        for i in 0..total {
+            worker.run_workgroup(&code, p, wg_id(i), device).map_err(RunOutcome::Failed)?;
+        }
+        return Ok(counts);
+    }
+    let pool = pool(threads).map_err(RunOutcome::Jit)?;
+    let stop = AtomicBool::new(false);
+    let first: Mutex<Option<(u64, RunFailure)>> = Mutex::new(None);
+    pool.install(|| {
+        (0..total).into_par_iter().for_each_init(
+            || Worker::new(p),
+            |worker, i| {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Err(f) = worker.run_workgroup(&code, p, wg_id(i), device) {
+                    stop.store(true, Ordering::Relaxed);
+                    let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
+                    if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                        *first = Some((i, f));
+                    }
+                }
+            },
+        )
+    });
+    match first.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some((_, f)) => Err(RunOutcome::Failed(f)),
+        None => Ok(counts),
+    }
+}
+
+/// A rayon pool per thread count, built once.
+fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, JitError> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = pools.get(&threads) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| JitError::Host(format!("cannot start {threads} worker threads: {e}")))?,
+    );
+    pools.insert(threads, p.clone());
+    Ok(p)
+}
+
+/// What one worker thread keeps between workgroups.
+struct Worker {
+    /// Local memory: a power of two plus 16 bytes of slack (addresses are masked).
+    local: Vec<u8>,
+    local_mask: u32,
+    ctxs: Vec<Box<WaveCtx>>,
+    hosts: Vec<Box<WaveHost>>,
+    stacks: Vec<DefaultStack>,
+}
+
+impl Worker {
+    fn new(p: &RunParams) -> Worker {
+        let pow2 = (p.local_memory.max(1) as usize).next_power_of_two();
+        Worker {
+            local: vec![0; pow2 + 16],
+            local_mask: (pow2 - 1) as u32,
+            ctxs: Vec::new(),
+            hosts: Vec::new(),
+            stacks: Vec::new(),
+        }
+    }
+
+    /// Fill the contexts of a workgroup's waves.
+    fn prepare(&mut self, p: &RunParams, wg: [u32; 3], device: DeviceView, fuel: *mut i64) -> usize {
+        let tpw: u32 = p.workgroup.iter().product();
+        let waves = tpw.div_ceil(p.width) as usize;
+        let w = p.width;
+        while self.ctxs.len() < waves {
+            self.ctxs.push(WaveCtx::zeroed());
+            self.hosts.push(Box::new(WaveHost::new(w)));
+        }
+        self.local.fill(0);
+        let mut init = [0u32; 256];
+        for &(r, v) in &p.initial_registers {
+            init[r as usize] = v;
+        }
+        let local_base = self.local.as_mut_ptr();
+        for wave in 0..waves {
+            let host = &mut self.hosts[wave];
+            **host = WaveHost::new(w);
+            let host_ptr: *mut WaveHost = &mut **host;
+            let c = &mut self.ctxs[wave];
+            c.device_base = device.window;
+            c.local_base = local_base;
+            c.host = host_ptr;
+            c.fuel = fuel;
+            c.local_mask = self.local_mask;
+            c.live_lanes = (tpw - wave as u32 * w).min(w);
+            c.checked = p.checked as u32;
+            c.device_size = device.size;
+            c.local_size = p.local_memory as u64;
+            c.device_limit = WaveCtx::limits_for(device.size);
+            c.local_limit = WaveCtx::limits_for(p.local_memory as u64);
+            let mut sr = [0u32; 20];
+            sr[SpecialReg::WaveId as usize] = wave as u32;
+            sr[SpecialReg::WorkgroupIdX as usize..=SpecialReg::WorkgroupIdZ as usize].copy_from_slice(&wg);
+            sr[SpecialReg::WorkgroupSizeX as usize..=SpecialReg::WorkgroupSizeZ as usize]
+                .copy_from_slice(&p.workgroup);
+            sr[SpecialReg::GridSizeX as usize..=SpecialReg::GridSizeZ as usize].copy_from_slice(&p.grid);
+            sr[SpecialReg::WaveWidth as usize] = w;
+            sr[SpecialReg::NumWaves as usize] = waves as u32;
+            sr[SpecialReg::MmaSupported as usize] = wave_runtime::caps::CAP_MMA as u32;
+            sr[SpecialReg::MmaM as usize] = wave_runtime::caps::MMA_M;
+            sr[SpecialReg::MmaN as usize] = wave_runtime::caps::MMA_N;
+            sr[SpecialReg::MmaK as usize] = wave_runtime::caps::MMA_K;
+            c.special = sr;
+            let [sx, sy, _] = p.workgroup;
+            for lane in 0..MAX_LANES {
+                let t = wave as u32 * w + lane as u32;
+                c.thread_id[0][lane] = t % sx;
+                c.thread_id[1][lane] = t / sx % sy;
+                c.thread_id[2][lane] = t / (sx * sy);
+            }
+            c.init_regs = init;
+        }
+        waves
+    }
+
+    fn run_workgroup(
+        &mut self,
+        code: &Compiled,
+        p: &RunParams,
+        wg: [u32; 3],
+        device: DeviceView,
+    ) -> Result<(), RunFailure> {
+        let mut fuel: i64 =
+            if p.max_instructions == 0 { i64::MAX } else { p.max_instructions.min(i64::MAX as u64) as i64 };
+        let waves = self.prepare(p, wg, device, &mut fuel);
+        let fail = |host: &WaveHost, wave: usize| RunFailure {
+            workgroup: wg,
+            wave: wave as u32,
+            fault: host.fault.clone().unwrap_or(Fault {
+                pc: 0,
+                lane: None,
+                kind: crate::helpers::FaultKind::Internal("wave failed without a recorded fault".into()),
+            }),
+        };
+        if !code.has_barrier {
+            for wave in 0..waves {
+                let ctx: *mut WaveCtx = &mut *self.ctxs[wave];
+                // SAFETY: the context is fully initialised for this wave and points to live
+                // device/local memory and host state; the code was compiled for this layout.
+                let st = unsafe { (code.entry)(ctx) };
+                if st != status::DONE {
+                    return Err(fail(&self.hosts[wave], wave));
+                }
+            }
+            return Ok(());
+        }
+        self.run_fibers(code, waves).map_err(|wave| fail(&self.hosts[wave], wave))
+    }
+
+    /// Kernels with barriers: one fiber per wave; rounds in wave order, each wave running
+    /// until its next barrier or its end. Returns the failing wave.
+    fn run_fibers(&mut self, code: &Compiled, waves: usize) -> Result<(), usize> {
+        let abort = AtomicBool::new(false);
+        let entry = code.entry;
+        let mut fibers: Vec<Option<Coroutine<(), (), u32, DefaultStack>>> = Vec::with_capacity(waves);
+        for wave in 0..waves {
+            let stack = match self.stacks.pop() {
+                Some(s) => s,
+                None => match DefaultStack::new(FIBER_STACK) {
+                    Ok(s) => s,
+                    Err(_) => {
+                        self.hosts[wave].fault = Some(Fault {
+                            pc: 0,
+                            lane: None,
+                            kind: crate::helpers::FaultKind::Internal("cannot allocate a fiber stack".into()),
+                        });
+                        return Err(wave);
+                    }
+                },
+            };
+            let ctx: *mut WaveCtx = &mut *self.ctxs[wave];
+            let host: *mut WaveHost = &mut *self.hosts[wave];
+            // SAFETY: `host` lives in `self.hosts`, untouched until the fibers finish.
+            unsafe { (*host).abort = &abort };
+            fibers.push(Some(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+                // SAFETY: as above; the yielder outlives the call (it belongs to this fiber).
+                unsafe { (*host).yielder = y };
+                // SAFETY: see `run_workgroup`.
+                unsafe { entry(ctx) }
+            })));
+        }
+        let mut failed = None;
+        let mut started = vec![false; waves];
+        let mut running = waves;
+        while running > 0 {
+            for (wave, slot) in fibers.iter_mut().enumerate() {
+                let Some(fiber) = slot else { continue };
+                if failed.is_some() && !started[wave] {
+                    // Never ran: nothing to unwind; it must not run now.
+                    *slot = None;
+                    running -= 1;
+                    continue;
+                }
+                started[wave] = true;
+                // After a failure, suspended waves resume only to see the abort and return.
+                if let CoroutineResult::Return(st) = fiber.resume(()) {
+                    if st == status::ERROR && failed.is_none() {
+                        failed = Some(wave);
+                        abort.store(true, Ordering::Relaxed);
+                    }
+                    if let Some(f) = slot.take() {
+                        self.stacks.push(f.into_stack());
+                    }
+                    running -= 1;
+                }
+            }
+        }
+        match failed {
+            Some(w) => Err(w),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The Cranelift JIT as a [`wave_runtime::Engine`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JitEngine;
+
+/// The JIT engine the CLI uses.
+pub fn jit_engine() -> JitEngine {
+    JitEngine
+}
+
+impl JitEngine {
+    /// Run and also return the JIT's own counters (compile time, waves).
+    pub fn run_counted(
+        &self,
+        kernel: &Kernel,
+        dispatch: &wave_runtime::Dispatch,
+        device: &mut wave_runtime::Device,
+    ) -> Result<RunCounts, wave_runtime::RunError> {
+        use wave_runtime::{RunError, RunErrorKind, Space};
+        let name = kernel.meta.name.as_str();
+        let launch = wave_runtime::resolve(kernel, dispatch, device)
+            .map_err(|e| RunError::before_run(name, RunErrorKind::Dispatch(e)))?;
+        let params = RunParams {
+            grid: launch.grid,
+            workgroup: launch.workgroup,
+            width: launch.wave_width,
+            local_memory: launch.local_memory,
+            initial_registers: launch.initial_registers.clone(),
+            max_instructions: launch.max_instructions,
+            threads: launch.threads,
+            checked: !launch.unchecked,
+        };
+        let view = DeviceView { size: device.size(), window: device.window_ptr() };
+        run_kernel(kernel, &params, view).map_err(|outcome| match outcome {
+            RunOutcome::Jit(e) => {
+                let kind = match e {
+                    JitError::Unsupported(what) => RunErrorKind::Unsupported(what),
+                    other => RunErrorKind::Unsupported(format!("JIT: {other}")),
+                };
+                RunError::before_run(name, kind)
+            }
+            RunOutcome::Failed(f) => {
+                let kind = match f.fault.kind {
+                    crate::helpers::FaultKind::OutOfBounds { space, address, bytes, size } => {
+                        let space = match space {
+                            crate::helpers::MemSpace::Local => Space::Local,
+                            crate::helpers::MemSpace::Device => Space::Device,
+                        };
+                        RunErrorKind::OutOfBounds { space, address, bytes, size }
+                    }
+                    crate::helpers::FaultKind::InstructionLimit => {
+                        RunErrorKind::InstructionLimit { limit: launch.max_instructions }
+                    }
+                    crate::helpers::FaultKind::CallDepth => {
+                        RunErrorKind::CallDepth { limit: wave_isa::ir::MAX_CALL_DEPTH }
+                    }
+                    crate::helpers::FaultKind::Internal(what) => {
+                        RunErrorKind::Unsupported(format!("JIT internal: {what}"))
+                    }
+                };
+                RunError {
+                    kernel: name.to_string(),
+                    workgroup: f.workgroup,
+                    wave: f.wave,
+                    lane: f.fault.lane,
+                    pc: f.fault.pc,
+                    kind,
+                }
+            }
+        })
+    }
+}
+
+impl wave_runtime::Engine for JitEngine {
+    fn name(&self) -> &'static str {
+        "jit"
+    }
+
+    /// Stats: the JIT counts workgroups and waves only (per-op counters would cost
+    /// instructions in the hot code); the other counters stay 0.
+    fn run(
+        &self,
+        kernel: &Kernel,
+        dispatch: &wave_runtime::Dispatch,
+        device: &mut wave_runtime::Device,
+    ) -> Result<wave_runtime::Stats, wave_runtime::RunError> {
+        let counts = self.run_counted(kernel, dispatch, device)?;
+        Ok(wave_runtime::Stats { workgroups: counts.workgroups, waves: counts.waves, ..Default::default() })
+    }
+}

@@ -1,0 +1,419 @@
+//! Whole-wave Rust helpers that compiled code calls for what Cranelift lacks.
+//!
+//! Every helper has the signature `extern "C" fn(ctx, op, exec_bits, pc) -> status`: operands
+//! sit in the context's scratch slots (one u32 per lane), `op` is the op index with the raw
+//! `rd`, `rs1`, `rs2` fields above it ([`crate::translate::helper_op`]), `exec_bits` has bit
+//! `i` set for each active lane. Per-lane results come from `wave_runtime::semantics`, so the
+//! JIT and the interpreter share one definition of every op. No panic may cross the JIT
+//! frames: each helper runs its body under `catch_unwind` and turns a panic into an error.
+
+use crate::ctx::{status, WaveCtx, MAX_LANES};
+use crate::translate::{ADDR_SLOT, OUT_SLOT};
+use corosensei::Yielder;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use wave_isa::opcodes::{Class, OPS};
+use wave_isa::Op;
+use wave_runtime::semantics::{self, Tile, MMA_DIM};
+
+/// The helper signature (see the module doc).
+pub type HelperFn = extern "C" fn(*mut WaveCtx, u32, u64, u32) -> u32;
+
+/// Which memory an access went to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemSpace {
+    Local,
+    Device,
+}
+
+/// What stopped a wave, recorded by a helper.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    OutOfBounds { space: MemSpace, address: u64, bytes: u32, size: u64 },
+    InstructionLimit,
+    CallDepth,
+    Internal(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub pc: u32,
+    pub lane: Option<u32>,
+    pub kind: FaultKind,
+}
+
+/// Rust-side state of one wave.
+pub struct WaveHost {
+    pub width: u32,
+    pub fault: Option<Fault>,
+    /// The fiber's yielder while the wave runs as a coroutine (kernels with barriers).
+    pub yielder: *const Yielder<(), ()>,
+    /// Set when another wave failed: barriers then return `ABORTED`.
+    pub abort: *const AtomicBool,
+    /// MMA fragments: fragment id → one tile per lane.
+    pub mma: HashMap<u8, Vec<Tile>>,
+}
+
+impl WaveHost {
+    pub fn new(width: u32) -> WaveHost {
+        WaveHost {
+            width,
+            fault: None,
+            yielder: std::ptr::null(),
+            abort: std::ptr::null(),
+            mma: HashMap::new(),
+        }
+    }
+}
+
+/// Run a helper body, turning a panic into a recorded internal error.
+fn guarded(ctx: *mut WaveCtx, pc: u32, body: impl FnOnce(&mut WaveCtx, &mut WaveHost) -> u32) -> u32 {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: compiled code passes the context the engine handed it; the engine keeps the
+        // context and its host state alive and unaliased for the whole run of the wave.
+        let ctx = unsafe { &mut *ctx };
+        // SAFETY: as above; `host` is set by the engine before the wave starts.
+        let host = unsafe { &mut *ctx.host };
+        body(ctx, host)
+    }));
+    match result {
+        Ok(s) => s,
+        Err(_) => {
+            // SAFETY: as above; the closure above has ended, so no other reference is live.
+            let host = unsafe { &mut *(*ctx).host };
+            host.fault =
+                Some(Fault { pc, lane: None, kind: FaultKind::Internal("a JIT helper panicked".into()) });
+            status::ERROR
+        }
+    }
+}
+
+fn decode_op(op: u32) -> Op {
+    OPS[(op & 0xFF) as usize % OPS.len()].op
+}
+
+fn lanes_of(bits: u64, width: u32) -> impl Iterator<Item = usize> {
+    (0..width as usize).filter(move |&l| bits >> l & 1 != 0)
+}
+
+/// Per-lane ALU ops (integer, bitwise, f32, f16, bf16, f64 pairs, conversions) on all lanes.
+pub extern "C" fn lanes(ctx: *mut WaveCtx, op: u32, _exec: u64, pc: u32) -> u32 {
+    guarded(ctx, pc, |ctx, host| {
+        let op = decode_op(op);
+        let w = host.width as usize;
+        let s = &mut ctx.scratch;
+        match op {
+            Op::CvtF32F64 => {
+                for l in 0..w {
+                    s[OUT_SLOT][l] = semantics::cvt_f32_f64(semantics::pair(s[0][l], s[1][l]));
+                }
+            }
+            Op::CvtF64F32 => {
+                for l in 0..w {
+                    let (lo, hi) = semantics::unpair(semantics::cvt_f64_f32(s[0][l]));
+                    s[OUT_SLOT][l] = lo;
+                    s[OUT_SLOT + 1][l] = hi;
+                }
+            }
+            _ if op.class() == Class::Double => {
+                for l in 0..w {
+                    let a = semantics::pair(s[0][l], s[1][l]);
+                    let b = semantics::pair(s[2][l], s[3][l]);
+                    let c = semantics::pair(s[4][l], s[5][l]);
+                    let Some(r) = semantics::alu64(op, a, b, c) else {
+                        return unsupported(host, pc, op);
+                    };
+                    let (lo, hi) = semantics::unpair(r);
+                    s[OUT_SLOT][l] = lo;
+                    s[OUT_SLOT + 1][l] = hi;
+                }
+            }
+            _ => {
+                for l in 0..w {
+                    let Some(r) = semantics::alu(op, s[0][l], s[1][l], s[2][l], s[3][l]) else {
+                        return unsupported(host, pc, op);
+                    };
+                    s[OUT_SLOT][l] = r;
+                }
+            }
+        }
+        status::DONE
+    })
+}
+
+fn unsupported(host: &mut WaveHost, pc: u32, op: Op) -> u32 {
+    host.fault = Some(Fault {
+        pc,
+        lane: None,
+        kind: FaultKind::Internal(format!("no lane helper for `{}`", op.mnemonic())),
+    });
+    status::ERROR
+}
+
+/// Exact bounds test: does `[addr, addr + bytes)` leave a memory of `size` bytes?
+fn out_of_bounds(addr: u32, bytes: u32, size: u64) -> bool {
+    addr as u64 + bytes as u64 > size
+}
+
+fn record_oob(
+    host: &mut WaveHost,
+    pc: u32,
+    lane: usize,
+    space: MemSpace,
+    addr: u32,
+    bytes: u32,
+    size: u64,
+) -> u32 {
+    host.fault = Some(Fault {
+        pc,
+        lane: Some(lane as u32),
+        kind: FaultKind::OutOfBounds { space, address: addr as u64, bytes, size },
+    });
+    status::ERROR
+}
+
+/// Cold path of a checked load: the lanes in `candidates` may fault; check them exactly in
+/// lane order and record the first real fault.
+pub extern "C" fn bounds(ctx: *mut WaveCtx, op: u32, candidates: u64, pc: u32) -> u32 {
+    guarded(ctx, pc, |ctx, host| {
+        let op = decode_op(op);
+        let local = op.class() == Class::LocalLoad;
+        let (space, size) =
+            if local { (MemSpace::Local, ctx.local_size) } else { (MemSpace::Device, ctx.device_size) };
+        let bytes = op.access_bytes();
+        for l in lanes_of(candidates, host.width) {
+            let addr = ctx.scratch[ADDR_SLOT][l];
+            if out_of_bounds(addr, bytes, size) {
+                return record_oob(host, pc, l, space, addr, bytes, size);
+            }
+        }
+        status::DONE
+    })
+}
+
+/// Where a lane's access lands: device window or masked local buffer.
+fn lane_ptr(ctx: &WaveCtx, local: bool, addr: u32) -> *mut u8 {
+    if local {
+        // SAFETY: the local buffer is `local_mask + 1 + 16` bytes; the masked offset plus an
+        // access of at most 16 bytes stays inside.
+        unsafe { ctx.local_base.add((addr & ctx.local_mask) as usize) }
+    } else {
+        // SAFETY: the device window is 4 GiB + 64 KiB, so any u32 offset + 16 stays inside.
+        unsafe { ctx.device_base.add(addr as usize) }
+    }
+}
+
+/// Stores and atomics, active lanes in lane order (higher lanes win; atomics see earlier
+/// lanes' updates and return the old value).
+pub extern "C" fn memory(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
+    guarded(ctx, pc, |ctx, host| {
+        let op = decode_op(op);
+        let class = op.class();
+        let local = matches!(class, Class::LocalStore | Class::LocalAtomic);
+        let (space, size) =
+            if local { (MemSpace::Local, ctx.local_size) } else { (MemSpace::Device, ctx.device_size) };
+        let bytes = op.access_bytes();
+        let checked = ctx.checked != 0;
+        for l in lanes_of(exec, host.width) {
+            let addr = ctx.scratch[0][l];
+            if checked && out_of_bounds(addr, bytes, size) {
+                return record_oob(host, pc, l, space, addr, bytes, size);
+            }
+            let p = lane_ptr(ctx, local, addr);
+            if op.is_atomic() {
+                let value = ctx.scratch[1][l];
+                let desired = ctx.scratch[2][l];
+                let old = atomic_rmw(p, local, op, value, desired);
+                ctx.scratch[OUT_SLOT][l] = old;
+            } else {
+                let mut buf = [0u8; 16];
+                for i in 0..(bytes as usize).div_ceil(4) {
+                    buf[4 * i..4 * i + 4].copy_from_slice(&ctx.scratch[1 + i][l].to_le_bytes());
+                }
+                // SAFETY: `p` points into the device window or local buffer with at least
+                // `bytes` bytes behind it (see `lane_ptr`); unaligned writes are allowed.
+                unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), p, bytes as usize) };
+            }
+        }
+        status::DONE
+    })
+}
+
+/// One lane's atomic. Device memory is shared with workgroups on other threads: aligned
+/// words use a CAS loop; local memory is private to the worker (fibers switch only at
+/// barriers), so a plain read-modify-write is atomic there.
+fn atomic_rmw(p: *mut u8, local: bool, op: Op, value: u32, desired: u32) -> u32 {
+    let apply = |old: u32| semantics::atomic(op, old, value, desired).unwrap_or(old);
+    if !local && (p as usize) % 4 == 0 {
+        // SAFETY: `p` is 4-aligned and inside the device window (see `lane_ptr`); all
+        // concurrent accesses of the JIT to it are atomic or plain stores of whole values.
+        let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
+        let mut old = a.load(Ordering::Relaxed);
+        loop {
+            match a.compare_exchange_weak(old, apply(old), Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => return old,
+                Err(now) => old = now,
+            }
+        }
+    }
+    // SAFETY: `p` has at least 4 bytes behind it (see `lane_ptr`); unaligned access.
+    unsafe {
+        let old = std::ptr::read_unaligned(p as *const u32);
+        std::ptr::write_unaligned(p as *mut u32, apply(old));
+        old
+    }
+}
+
+/// Cross-lane ops over the active lanes (§5.8, B.15).
+pub extern "C" fn wave(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
+    guarded(ctx, pc, |ctx, host| {
+        let op = decode_op(op);
+        let w = host.width as usize;
+        let s = &mut ctx.scratch;
+        let active = |l: usize| exec >> l & 1 != 0;
+        let mut out = [0u32; MAX_LANES];
+        match op {
+            Op::WaveShuffle | Op::WaveShuffleUp | Op::WaveShuffleDown | Op::WaveShuffleXor => {
+                for (l, o) in out.iter_mut().enumerate().take(w) {
+                    let x = s[1][l] as usize;
+                    let src = match op {
+                        Op::WaveShuffle => Some(x),
+                        Op::WaveShuffleUp => l.checked_sub(x),
+                        Op::WaveShuffleDown => l.checked_add(x),
+                        _ => Some(l ^ x),
+                    };
+                    // Reads the source lane even when it is inactive; out of range → 0.
+                    *o = src.filter(|&s| s < w).map_or(0, |src| s[0][src]);
+                }
+            }
+            Op::WaveBroadcast => {
+                let v = (0..w).find(|&l| active(l)).map_or(0, |first| {
+                    let src = s[1][first] as usize;
+                    if src < w {
+                        s[0][src]
+                    } else {
+                        0
+                    }
+                });
+                out = [v; MAX_LANES];
+            }
+            Op::WaveBallot => {
+                let bits = (0..w).filter(|&l| active(l) && s[0][l] != 0).fold(0u64, |b, l| b | 1 << l);
+                out = [bits as u32; MAX_LANES];
+                s[OUT_SLOT + 1] = [(bits >> 32) as u32; MAX_LANES];
+            }
+            Op::WaveAny | Op::WaveAll => {
+                let mut lanes = (0..w).filter(|&l| active(l));
+                let r =
+                    if op == Op::WaveAny { lanes.any(|l| s[0][l] != 0) } else { lanes.all(|l| s[0][l] != 0) };
+                out = [if r { u32::MAX } else { 0 }; MAX_LANES];
+            }
+            Op::WavePrefixSum => {
+                let mut sum = 0u32;
+                for (l, o) in out.iter_mut().enumerate().take(w) {
+                    if active(l) {
+                        *o = sum;
+                        sum = sum.wrapping_add(s[0][l]);
+                    }
+                }
+            }
+            Op::WaveReduceAdd | Op::WaveReduceMin | Op::WaveReduceMax => {
+                let vals = (0..w).filter(|&l| active(l)).map(|l| s[0][l]);
+                let r = match op {
+                    Op::WaveReduceAdd => vals.fold(0u32, u32::wrapping_add),
+                    Op::WaveReduceMin => vals.min().unwrap_or(0),
+                    _ => vals.max().unwrap_or(0),
+                };
+                out = [r; MAX_LANES];
+            }
+            _ => return unsupported(host, pc, op),
+        }
+        s[OUT_SLOT] = out;
+        status::DONE
+    })
+}
+
+/// MMA on 4×4 f32 tiles kept per lane, keyed by fragment id (§5.8); tiles live in local
+/// memory.
+pub extern "C" fn mma(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
+    guarded(ctx, pc, |ctx, host| {
+        let (rd, rs1, rs2) = ((op >> 8) as u8, (op >> 16) as u8, (op >> 24) as u8);
+        let op = decode_op(op);
+        let w = host.width as usize;
+        let checked = ctx.checked != 0;
+        let dim = MMA_DIM as u32;
+        match op {
+            Op::MmaLoadA | Op::MmaLoadB | Op::MmaStoreC => {
+                // load: frag=rd, addr=rs1, stride=rs2 → scratch 0,1; store: addr=rd, stride=rs1.
+                let frag = if op == Op::MmaStoreC { rs2 } else { rd };
+                let tiles = host.mma.entry(frag).or_insert_with(|| vec![[0; MMA_DIM * MMA_DIM]; w]);
+                for l in lanes_of(exec, host.width) {
+                    let (base, stride) = (ctx.scratch[0][l], ctx.scratch[1][l]);
+                    for i in 0..dim {
+                        for j in 0..dim {
+                            let addr = base.wrapping_add(i.wrapping_mul(stride)).wrapping_add(4 * j);
+                            if checked && out_of_bounds(addr, 4, ctx.local_size) {
+                                let size = ctx.local_size;
+                                return record_oob(host, pc, l, MemSpace::Local, addr, 4, size);
+                            }
+                            let p = lane_ptr(ctx, true, addr) as *mut u32;
+                            let e = &mut tiles[l][(i * dim + j) as usize];
+                            // SAFETY: `p` has 4 bytes behind it in the local buffer.
+                            unsafe {
+                                if op == Op::MmaStoreC {
+                                    std::ptr::write_unaligned(p, *e);
+                                } else {
+                                    *e = std::ptr::read_unaligned(p);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            Op::MmaCompute => {
+                let zero = vec![[0; MMA_DIM * MMA_DIM]; w];
+                let a = host.mma.get(&rs1).cloned().unwrap_or_else(|| zero.clone());
+                let b = host.mma.get(&rs2).cloned().unwrap_or_else(|| zero.clone());
+                let c = host.mma.entry(rd).or_insert(zero);
+                for l in lanes_of(exec, host.width) {
+                    semantics::mma_tile(&a[l], &b[l], &mut c[l]);
+                }
+            }
+            _ => return unsupported(host, pc, op),
+        }
+        status::DONE
+    })
+}
+
+/// `barrier`: suspend this wave's fiber until the workgroup's waves all arrived.
+pub extern "C" fn barrier(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc: u32) -> u32 {
+    guarded(ctx, pc, |_ctx, host| {
+        if !host.yielder.is_null() {
+            // SAFETY: the engine sets `yielder` to the running fiber's yielder, valid while
+            // the fiber runs, which is whenever compiled code can call this helper.
+            unsafe { (*host.yielder).suspend(()) };
+        }
+        // SAFETY: `abort` is null or points to the dispatch's flag, alive for the whole run.
+        if !host.abort.is_null() && unsafe { (*host.abort).load(Ordering::Relaxed) } {
+            return status::ABORTED;
+        }
+        status::DONE
+    })
+}
+
+/// The workgroup's instruction budget is spent.
+pub extern "C" fn instruction_limit(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc: u32) -> u32 {
+    guarded(ctx, pc, |_ctx, host| {
+        host.fault = Some(Fault { pc, lane: None, kind: FaultKind::InstructionLimit });
+        status::ERROR
+    })
+}
+
+/// A call nested deeper than MAX_CALL_DEPTH ran.
+pub extern "C" fn call_depth(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc: u32) -> u32 {
+    guarded(ctx, pc, |_ctx, host| {
+        host.fault = Some(Fault { pc, lane: None, kind: FaultKind::CallDepth });
+        status::ERROR
+    })
+}

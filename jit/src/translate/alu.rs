@@ -1,0 +1,233 @@
+//! Integer, bitwise, compare, select, move and conversion ops, and the op dispatcher.
+//!
+//! Native where Cranelift has a lane-exact vector op; the rest (per-lane variable shifts,
+//! division, `imul_hi`, bit counting, bit fields, f16/bf16/f64 conversions) goes through the
+//! generic lane helper, which runs `wave_runtime::semantics` on every lane.
+
+use super::{Translator, OUT_SLOT};
+use crate::error::JitError;
+use crate::helpers;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4};
+use cranelift_codegen::ir::{InstBuilder, Value};
+use wave_isa::opcodes::{Class, Role};
+use wave_isa::{Instruction, Op, Operand, SpecialReg};
+
+impl Translator<'_, '_> {
+    /// Lower one data, memory, wave or MMA op.
+    pub fn op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        match inst.op.class() {
+            Class::LocalLoad | Class::DeviceLoad => self.load(inst, pc),
+            Class::LocalStore | Class::DeviceStore | Class::LocalAtomic | Class::DeviceAtomic => {
+                self.memory_helper(inst, pc)
+            }
+            Class::Wave => self.wave_op(inst, pc),
+            Class::Mma => self.mma(inst, pc),
+            Class::Float => self.float_op(inst, pc),
+            Class::Half | Class::BFloat | Class::Double => self.lane_helper(inst, pc),
+            Class::Control | Class::Sync => {
+                Err(JitError::Unsupported(format!("`{}` as a plain op at byte 0x{pc:x}", inst.op.mnemonic())))
+            }
+            _ => self.int_op(inst, pc),
+        }
+    }
+
+    fn int_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        let mask = self.op_mask(inst.guard);
+        let (rd, a, b, c) = (inst.rd, inst.rs1, inst.rs2, inst.rs3);
+        let n = self.n;
+        macro_rules! bin {
+            ($f:ident) => {{
+                let x = self.reg(a as u32);
+                let y = self.reg(b as u32);
+                (0..n).map(|k| self.b.ins().$f(x[k], y[k])).collect::<Vec<_>>()
+            }};
+        }
+        macro_rules! un {
+            ($f:ident) => {{
+                let x = self.reg(a as u32);
+                (0..n).map(|k| self.b.ins().$f(x[k])).collect::<Vec<_>>()
+            }};
+        }
+        let result = match inst.op {
+            Op::Iadd => bin!(iadd),
+            Op::Isub => bin!(isub),
+            Op::Imul => bin!(imul),
+            Op::Imin => bin!(smin),
+            Op::Imax => bin!(smax),
+            Op::And => bin!(band),
+            Op::Or => bin!(bor),
+            Op::Xor => bin!(bxor),
+            Op::Not => un!(bnot),
+            Op::Ineg => un!(ineg),
+            Op::Iabs => un!(iabs),
+            Op::Imad => {
+                let x = self.reg(a as u32);
+                let y = self.reg(b as u32);
+                let z = self.reg(c as u32);
+                (0..n)
+                    .map(|k| {
+                        let m = self.b.ins().imul(x[k], y[k]);
+                        self.b.ins().iadd(m, z[k])
+                    })
+                    .collect()
+            }
+            Op::Iclamp => {
+                // B.13: min(max(x, lo), hi), signed.
+                let x = self.reg(a as u32);
+                let lo = self.reg(b as u32);
+                let hi = self.reg(c as u32);
+                (0..n)
+                    .map(|k| {
+                        let m = self.b.ins().smax(x[k], lo[k]);
+                        self.b.ins().smin(m, hi[k])
+                    })
+                    .collect()
+            }
+            Op::IcmpEq
+            | Op::IcmpNe
+            | Op::IcmpLt
+            | Op::IcmpLe
+            | Op::IcmpGt
+            | Op::IcmpGe
+            | Op::UcmpLt
+            | Op::UcmpLe => {
+                let cc = match inst.op {
+                    Op::IcmpEq => IntCC::Equal,
+                    Op::IcmpNe => IntCC::NotEqual,
+                    Op::IcmpLt => IntCC::SignedLessThan,
+                    Op::IcmpLe => IntCC::SignedLessThanOrEqual,
+                    Op::IcmpGt => IntCC::SignedGreaterThan,
+                    Op::IcmpGe => IntCC::SignedGreaterThanOrEqual,
+                    Op::UcmpLt => IntCC::UnsignedLessThan,
+                    _ => IntCC::UnsignedLessThanOrEqual,
+                };
+                let x = self.reg(a as u32);
+                let y = self.reg(b as u32);
+                let r: Vec<Value> = (0..n).map(|k| self.b.ins().icmp(cc, x[k], y[k])).collect();
+                self.set_pred(rd as u32, &r, &mask);
+                return Ok(());
+            }
+            Op::FcmpEq | Op::FcmpNe | Op::FcmpLt | Op::FcmpLe | Op::FcmpGt | Op::FcmpOrd | Op::FcmpUnord => {
+                let cc = match inst.op {
+                    Op::FcmpEq => FloatCC::Equal,
+                    // true when either is NaN (§5.3)
+                    Op::FcmpNe => FloatCC::NotEqual,
+                    Op::FcmpLt => FloatCC::LessThan,
+                    Op::FcmpLe => FloatCC::LessThanOrEqual,
+                    Op::FcmpGt => FloatCC::GreaterThan,
+                    Op::FcmpOrd => FloatCC::Ordered,
+                    _ => FloatCC::Unordered,
+                };
+                let x = self.reg(a as u32);
+                let y = self.reg(b as u32);
+                let r: Vec<Value> = (0..n)
+                    .map(|k| {
+                        let fx = self.as_f32(x[k]);
+                        let fy = self.as_f32(y[k]);
+                        self.b.ins().fcmp(cc, fx, fy)
+                    })
+                    .collect();
+                self.set_pred(rd as u32, &r, &mask);
+                return Ok(());
+            }
+            Op::Select => {
+                // select rd, p, x, y: the predicate number sits in rs1.
+                let p = self.pred(a as u32);
+                let x = self.reg(b as u32);
+                let y = self.reg(c as u32);
+                self.blend(&p, &x, &y)
+            }
+            Op::Mov => self.reg(a as u32),
+            Op::MovImm => self.splat_u32(inst.imm),
+            Op::MovSr => self.special(a),
+            Op::CvtF32I32 => {
+                let x = self.reg(a as u32);
+                (0..n)
+                    .map(|k| {
+                        let f = self.b.ins().fcvt_from_sint(F32X4, x[k]);
+                        self.as_i32(f)
+                    })
+                    .collect()
+            }
+            Op::CvtF32U32 => {
+                let x = self.reg(a as u32);
+                (0..n)
+                    .map(|k| {
+                        let f = self.b.ins().fcvt_from_uint(F32X4, x[k]);
+                        self.as_i32(f)
+                    })
+                    .collect()
+            }
+            Op::CvtI32F32 | Op::CvtU32F32 => {
+                // Saturating, NaN → 0: exactly CLIF's `_sat` conversions (§5.4).
+                let signed = inst.op == Op::CvtI32F32;
+                let x = self.reg(a as u32);
+                (0..n)
+                    .map(|k| {
+                        let f = self.as_f32(x[k]);
+                        if signed {
+                            self.b.ins().fcvt_to_sint_sat(I32X4, f)
+                        } else {
+                            self.b.ins().fcvt_to_uint_sat(I32X4, f)
+                        }
+                    })
+                    .collect()
+            }
+            _ => return self.lane_helper(inst, pc),
+        };
+        self.set_reg(rd as u32, &result, &mask);
+        Ok(())
+    }
+
+    /// `mov_sr`: uniform values are splatted from the context; lane and thread ids per lane.
+    fn special(&mut self, index: u8) -> Vec<Value> {
+        match SpecialReg::from_index(index) {
+            Some(SpecialReg::LaneId) => self.lane_ids(),
+            Some(sr @ (SpecialReg::ThreadIdX | SpecialReg::ThreadIdY | SpecialReg::ThreadIdZ)) => {
+                let dim = sr as usize - SpecialReg::ThreadIdX as usize;
+                let base = self.env.thread_id_offset(dim);
+                (0..self.n).map(|k| self.load_ctx(I32X4, base + 16 * k as i32)).collect()
+            }
+            Some(sr) => {
+                let v = self.load_ctx(I32, self.env.special_offset(sr as u8));
+                let v = self.b.ins().splat(I32X4, v);
+                vec![v; self.n]
+            }
+            None => self.zeros(),
+        }
+    }
+
+    /// Any single- or multi-register lane op: spill inputs, run `semantics` on every lane in a
+    /// helper, blend the results into the destination registers.
+    pub fn lane_helper(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        let mask = self.op_mask(inst.guard);
+        self.spill_inputs(inst);
+        let zero = self.b.ins().iconst(cranelift_codegen::ir::types::I64, 0);
+        self.call_checked(helpers::lanes, super::helper_op(inst), zero, pc);
+        self.write_outputs(inst, &mask);
+        Ok(())
+    }
+
+    /// Blend the helper's results (scratch slots OUT_SLOT..) into the def operand.
+    pub fn write_outputs(&mut self, inst: &Instruction, mask: &[Value]) {
+        for (spec, operand) in inst.operands() {
+            if spec.role != Role::Def {
+                continue;
+            }
+            match operand {
+                Operand::Reg(r) | Operand::Pair(r) | Operand::Quad(r) => {
+                    for i in 0..spec.kind.register_span() {
+                        let v = self.reload(OUT_SLOT + i as usize);
+                        self.set_reg(r as u32 + i, &v, mask);
+                    }
+                }
+                Operand::Pred(p) => {
+                    let v = self.reload(OUT_SLOT);
+                    self.set_pred(p as u32, &v, mask);
+                }
+                _ => {}
+            }
+        }
+    }
+}

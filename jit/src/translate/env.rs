@@ -1,0 +1,56 @@
+//! Where the compiled code finds the runtime state: the environment trait (wasmtime's
+//! `FuncEnvironment` in miniature), so the lowering never hard-codes the context layout.
+
+use crate::ctx::offsets;
+
+/// Offsets of the runtime state in the context the compiled function receives.
+pub trait WaveEnv {
+    fn device_base_offset(&self) -> i32;
+    fn local_base_offset(&self) -> i32;
+    fn local_mask_offset(&self) -> i32;
+    fn live_lanes_offset(&self) -> i32;
+    fn fuel_offset(&self) -> i32;
+    /// Conservative fault limit for an access of `1 << log2_bytes` bytes.
+    fn limit_offset(&self, local: bool, log2_bytes: u32) -> i32;
+    fn special_offset(&self, index: u8) -> i32;
+    fn thread_id_offset(&self, dim: usize) -> i32;
+    fn init_reg_offset(&self, reg: u8) -> i32;
+    fn scratch_offset(&self, slot: usize) -> i32;
+}
+
+/// The layout of [`crate::ctx::WaveCtx`].
+pub struct CtxEnv;
+
+impl WaveEnv for CtxEnv {
+    fn device_base_offset(&self) -> i32 {
+        offsets::DEVICE_BASE
+    }
+    fn local_base_offset(&self) -> i32 {
+        offsets::LOCAL_BASE
+    }
+    fn local_mask_offset(&self) -> i32 {
+        offsets::LOCAL_MASK
+    }
+    fn live_lanes_offset(&self) -> i32 {
+        offsets::LIVE_LANES
+    }
+    fn fuel_offset(&self) -> i32 {
+        offsets::FUEL
+    }
+    fn limit_offset(&self, local: bool, log2_bytes: u32) -> i32 {
+        let base = if local { offsets::LOCAL_LIMIT } else { offsets::DEVICE_LIMIT };
+        base + 4 * log2_bytes as i32
+    }
+    fn special_offset(&self, index: u8) -> i32 {
+        offsets::SPECIAL + 4 * index as i32
+    }
+    fn thread_id_offset(&self, dim: usize) -> i32 {
+        offsets::THREAD_ID + offsets::LANE_ROW * dim as i32
+    }
+    fn init_reg_offset(&self, reg: u8) -> i32 {
+        offsets::INIT_REGS + 4 * reg as i32
+    }
+    fn scratch_offset(&self, slot: usize) -> i32 {
+        offsets::SCRATCH + offsets::LANE_ROW * slot as i32
+    }
+}

@@ -1,0 +1,417 @@
+//! Translation of one kernel's statement tree into one Cranelift function that runs a wave.
+//!
+//! Layout follows wasmtime's `translate/`: this module drives the statement walk and owns the
+//! wave state (registers, predicates, masks); [`control`] holds the control stack and the
+//! structured control flow; [`alu`], [`fp`], [`mem`] and [`waveops`] lower each op class; the
+//! runtime layout the code reads comes from a [`env::WaveEnv`].
+//!
+//! A WAVE register is `W/4` `I32X4` values held in `Variable`s; predicates and masks are
+//! `I32X4` lane masks (all ones = set). Every write is blended with the op's mask, so lanes
+//! outside it keep their values.
+
+pub mod alu;
+pub mod control;
+pub mod env;
+pub mod fp;
+pub mod mem;
+pub mod waveops;
+
+use crate::error::JitError;
+use crate::helpers::HelperFn;
+use control::ControlStack;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I32X4, I64, I8X16};
+use cranelift_codegen::ir::{
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use env::WaveEnv;
+use wave_isa::opcodes::Role;
+use wave_isa::{Instruction, Kernel, Operand, PredRef};
+
+/// What a compiled function is specialised for (part of the cache key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Flags {
+    /// Wave width W (4, 8, 16, 32 or 64).
+    pub width: u32,
+    /// Bounds checks on every memory access.
+    pub checked: bool,
+    /// Count instructions at loop back-edges against the workgroup's budget.
+    pub fuel: bool,
+}
+
+/// First scratch slot of helper results (inputs use slots 0..8).
+pub const OUT_SLOT: usize = 8;
+/// Scratch slot holding addresses for the exact bounds check on the cold path.
+pub const ADDR_SLOT: usize = 15;
+
+/// One wave's translation state.
+pub struct Translator<'a, 'f> {
+    pub b: FunctionBuilder<'f>,
+    pub kernel: &'a Kernel,
+    pub env: &'a dyn WaveEnv,
+    pub flags: Flags,
+    /// Vectors per register: W / 4.
+    pub n: usize,
+    pub ctx: Value,
+    regs: Vec<Option<Vec<Variable>>>,
+    preds: Vec<Vec<Variable>>,
+    pub exec: Vec<Variable>,
+    pub live: Vec<Variable>,
+    pub cf: ControlStack,
+    /// Block taking a status (i32) and returning it.
+    pub exit: Block,
+    helper_sig: SigRef,
+}
+
+/// The signature every helper shares: `(ctx, op, exec_bits, pc) -> status`.
+pub fn helper_signature(call_conv: CallConv) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    sig.params.extend([AbiParam::new(I64), AbiParam::new(I32), AbiParam::new(I64), AbiParam::new(I32)]);
+    sig.returns.push(AbiParam::new(I32));
+    sig
+}
+
+/// Vector bitcasts keep lane order: little endian, as the host.
+pub fn lane_order() -> MemFlagsData {
+    MemFlagsData::new().with_endianness(Endianness::Little)
+}
+
+/// Context fields and scratch slots: plain memory, never trapping.
+fn ctx_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// Set up the entry block: the context parameter, registers, predicates and masks.
+    pub fn new(
+        mut b: FunctionBuilder<'f>,
+        kernel: &'a Kernel,
+        env: &'a dyn WaveEnv,
+        flags: Flags,
+        call_conv: CallConv,
+    ) -> Translator<'a, 'f> {
+        let n = (flags.width / 4).max(1) as usize;
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let ctx = b.block_params(entry)[0];
+        let exit = b.create_block();
+        b.append_block_param(exit, I32);
+        let helper_sig = b.import_signature(helper_signature(call_conv));
+        let mut t = Translator {
+            b,
+            kernel,
+            env,
+            flags,
+            n,
+            ctx,
+            regs: vec![None; 256],
+            preds: Vec::new(),
+            exec: Vec::new(),
+            live: Vec::new(),
+            cf: ControlStack::default(),
+            exit,
+            helper_sig,
+        };
+        t.init_state();
+        t
+    }
+
+    fn init_state(&mut self) {
+        let used = used_registers(self.kernel);
+        for r in 0..256usize {
+            if !used[r] {
+                continue;
+            }
+            let init = self.b.ins().load(I32, ctx_flags(), self.ctx, self.env.init_reg_offset(r as u8));
+            let v = self.b.ins().splat(I32X4, init);
+            let vars = self.new_vars(&vec![v; self.n]);
+            self.regs[r] = Some(vars);
+        }
+        let zero = self.zeros();
+        for _ in 0..4 {
+            let vars = self.new_vars(&zero);
+            self.preds.push(vars);
+        }
+        // live = lane < live_lanes
+        let count = self.b.ins().load(I32, ctx_flags(), self.ctx, self.env.live_lanes_offset());
+        let count = self.b.ins().splat(I32X4, count);
+        let iota = self.lane_ids();
+        let live: Vec<Value> =
+            iota.iter().map(|&l| self.b.ins().icmp(IntCC::UnsignedLessThan, l, count)).collect();
+        self.live = self.new_vars(&live);
+        self.exec = self.new_vars(&live);
+    }
+
+    /// Declare one variable per vector and define it.
+    pub fn new_vars(&mut self, vals: &[Value]) -> Vec<Variable> {
+        vals.iter()
+            .map(|&v| {
+                let var = self.b.declare_var(I32X4);
+                self.b.def_var(var, v);
+                var
+            })
+            .collect()
+    }
+
+    pub fn get(&mut self, vars: &[Variable]) -> Vec<Value> {
+        vars.iter().map(|&v| self.b.use_var(v)).collect()
+    }
+
+    pub fn set(&mut self, vars: &[Variable], vals: &[Value]) {
+        for (&var, &v) in vars.iter().zip(vals) {
+            self.b.def_var(var, v);
+        }
+    }
+
+    /// A 128-bit constant made of four u32 lanes.
+    pub fn vconst4(&mut self, lanes: [u32; 4]) -> Value {
+        let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(I32X4, c)
+    }
+
+    pub fn zeros(&mut self) -> Vec<Value> {
+        let z = self.vconst4([0; 4]);
+        vec![z; self.n]
+    }
+
+    pub fn splat_u32(&mut self, x: u32) -> Vec<Value> {
+        let v = self.vconst4([x; 4]);
+        vec![v; self.n]
+    }
+
+    /// Lane ids 0..W as vectors.
+    pub fn lane_ids(&mut self) -> Vec<Value> {
+        (0..self.n as u32).map(|k| self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3])).collect()
+    }
+
+    // ---- registers and predicates -------------------------------------------------------
+
+    /// The vectors of register `r` (0 for registers outside 0..256, as the reference).
+    pub fn reg(&mut self, r: u32) -> Vec<Value> {
+        match self.regs.get(r as usize).cloned().flatten() {
+            Some(vars) => self.get(&vars),
+            None => self.zeros(),
+        }
+    }
+
+    /// Write register `r` on the lanes of `mask`.
+    pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
+        let Some(vars) = self.regs.get(r as usize).cloned().flatten() else { return };
+        let old = self.get(&vars);
+        let new = self.blend(mask, vals, &old);
+        self.set(&vars, &new);
+    }
+
+    /// `mask ? new : old`, lane by lane.
+    pub fn blend(&mut self, mask: &[Value], new: &[Value], old: &[Value]) -> Vec<Value> {
+        (0..self.n).map(|k| self.b.ins().blendv(mask[k], new[k], old[k])).collect()
+    }
+
+    pub fn pred(&mut self, p: u32) -> Vec<Value> {
+        match self.preds.get(p as usize).cloned() {
+            Some(vars) => self.get(&vars),
+            None => self.zeros(),
+        }
+    }
+
+    pub fn set_pred(&mut self, p: u32, vals: &[Value], mask: &[Value]) {
+        let Some(vars) = self.preds.get(p as usize).cloned() else { return };
+        let old = self.get(&vars);
+        let new = self.blend(mask, vals, &old);
+        self.set(&vars, &new);
+    }
+
+    /// The lanes where a predicate reference (maybe negated) holds.
+    pub fn pred_ref(&mut self, p: PredRef) -> Vec<Value> {
+        let v = self.pred(p.index as u32);
+        if p.negated {
+            self.not(&v)
+        } else {
+            v
+        }
+    }
+
+    /// exec ∧ guard: the lanes an op runs on.
+    pub fn op_mask(&mut self, guard: Option<PredRef>) -> Vec<Value> {
+        let exec = self.get(&self.exec.clone());
+        match guard {
+            Some(g) => {
+                let p = self.pred_ref(g);
+                self.and(&exec, &p)
+            }
+            None => exec,
+        }
+    }
+
+    // ---- mask arithmetic ----------------------------------------------------------------
+
+    pub fn and(&mut self, a: &[Value], c: &[Value]) -> Vec<Value> {
+        (0..self.n).map(|k| self.b.ins().band(a[k], c[k])).collect()
+    }
+    pub fn or(&mut self, a: &[Value], c: &[Value]) -> Vec<Value> {
+        (0..self.n).map(|k| self.b.ins().bor(a[k], c[k])).collect()
+    }
+    /// a ∧ ¬c
+    pub fn and_not(&mut self, a: &[Value], c: &[Value]) -> Vec<Value> {
+        (0..self.n).map(|k| self.b.ins().band_not(a[k], c[k])).collect()
+    }
+    pub fn not(&mut self, a: &[Value]) -> Vec<Value> {
+        (0..self.n).map(|k| self.b.ins().bnot(a[k])).collect()
+    }
+
+    /// Whether any lane of a mask is set (an i8 truth value).
+    pub fn any(&mut self, mask: &[Value]) -> Value {
+        let mut acc = mask[0];
+        for &m in &mask[1..] {
+            acc = self.b.ins().bor(acc, m);
+        }
+        self.b.ins().vany_true(acc)
+    }
+
+    /// The mask as a bit set (bit i = lane i), for helpers.
+    pub fn mask_bits(&mut self, mask: &[Value]) -> Value {
+        let mut acc = self.b.ins().iconst(I64, 0);
+        for (k, &m) in mask.iter().enumerate() {
+            let bits = self.b.ins().vhigh_bits(I32, m);
+            let bits = self.b.ins().uextend(I64, bits);
+            let bits = if k == 0 { bits } else { self.b.ins().ishl_imm_s(bits, 4 * k as i64) };
+            acc = self.b.ins().bor(acc, bits);
+        }
+        acc
+    }
+
+    // ---- vector views -------------------------------------------------------------------
+
+    pub fn as_f32(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(cranelift_codegen::ir::types::F32X4, lane_order(), v)
+    }
+    pub fn as_i32(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(I32X4, lane_order(), v)
+    }
+    pub fn as_bytes(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(I8X16, lane_order(), v)
+    }
+
+    // ---- context access -----------------------------------------------------------------
+
+    pub fn load_ctx(&mut self, ty: Type, offset: i32) -> Value {
+        self.b.ins().load(ty, ctx_flags(), self.ctx, offset)
+    }
+
+    /// Store a register's vectors into scratch slot `slot`.
+    pub fn spill(&mut self, slot: usize, vals: &[Value]) {
+        for (k, &v) in vals.iter().enumerate() {
+            let off = self.env.scratch_offset(slot) + 16 * k as i32;
+            self.b.ins().store(ctx_flags(), v, self.ctx, off);
+        }
+    }
+
+    /// Load scratch slot `slot` as a register's vectors.
+    pub fn reload(&mut self, slot: usize) -> Vec<Value> {
+        (0..self.n)
+            .map(|k| {
+                let off = self.env.scratch_offset(slot) + 16 * k as i32;
+                self.b.ins().load(I32X4, ctx_flags(), self.ctx, off)
+            })
+            .collect()
+    }
+
+    /// Call a helper; returns its status.
+    pub fn call_helper(&mut self, f: HelperFn, op: u32, exec_bits: Value, pc: u32) -> Value {
+        let addr = self.b.ins().iconst(I64, f as usize as i64);
+        let op = self.b.ins().iconst(I32, op as i64);
+        let pc = self.b.ins().iconst(I32, pc as i64);
+        let sig = self.helper_sig;
+        let call = self.b.ins().call_indirect(sig, addr, &[self.ctx, op, exec_bits, pc]);
+        self.b.inst_results(call)[0]
+    }
+
+    /// Leave the function with the status when it is not 0; go on otherwise.
+    pub fn check_status(&mut self, status: Value) {
+        let next = self.b.create_block();
+        self.b.ins().brif(status, self.exit, &[status.into()], next, &[]);
+        self.b.switch_to_block(next);
+    }
+
+    /// Call a helper and leave on a non-zero status.
+    pub fn call_checked(&mut self, f: HelperFn, op: u32, exec_bits: Value, pc: u32) {
+        let s = self.call_helper(f, op, exec_bits, pc);
+        self.check_status(s);
+    }
+
+    /// Spill the register (and predicate) inputs of an instruction to scratch slots 0.. in
+    /// assembly order; a pair or quad takes consecutive slots.
+    pub fn spill_inputs(&mut self, inst: &Instruction) {
+        let mut slot = 0;
+        for (spec, operand) in inst.operands() {
+            if spec.role != Role::Use {
+                continue;
+            }
+            match operand {
+                Operand::Reg(r) | Operand::Pair(r) | Operand::Quad(r) => {
+                    for i in 0..spec.kind.register_span() {
+                        let v = self.reg(r as u32 + i);
+                        self.spill(slot, &v);
+                        slot += 1;
+                    }
+                }
+                Operand::Pred(p) => {
+                    let v = self.pred(p as u32);
+                    self.spill(slot, &v);
+                    slot += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Finish: make the exit block return its status, and hand the function to Cranelift.
+    pub fn finish(mut self, config: cranelift_codegen::isa::TargetFrontendConfig) {
+        let done = self.b.ins().iconst(I32, crate::ctx::status::DONE as i64);
+        self.b.ins().jump(self.exit, &[done.into()]);
+        self.b.switch_to_block(self.exit);
+        let s = self.b.block_params(self.exit)[0];
+        self.b.ins().return_(&[s]);
+        self.b.seal_all_blocks();
+        self.b.finalize(config);
+    }
+
+    /// Translate the whole kernel (entry function, calls inlined).
+    pub fn translate(&mut self) -> Result<(), JitError> {
+        let body = &self
+            .kernel
+            .funcs
+            .first()
+            .ok_or_else(|| JitError::Unsupported("kernel has no code".into()))?
+            .body;
+        self.block(body, 0)
+    }
+}
+
+/// The op arguments passed to helpers: op index and the raw register fields.
+pub fn helper_op(inst: &Instruction) -> u32 {
+    inst.op as u32 | (inst.rd as u32) << 8 | (inst.rs1 as u32) << 16 | (inst.rs2 as u32) << 24
+}
+
+/// Registers the kernel names anywhere (defs and uses, pairs and quads expanded).
+fn used_registers(kernel: &Kernel) -> Vec<bool> {
+    let mut used = vec![false; 256];
+    kernel.walk(&mut |_, stmt, _| {
+        if let wave_isa::StmtKind::Op(inst) = &stmt.kind {
+            for (spec, operand) in inst.operands() {
+                if let Operand::Reg(r) | Operand::Pair(r) | Operand::Quad(r) = operand {
+                    for i in 0..spec.kind.register_span() {
+                        if let Some(u) = used.get_mut(r as usize + i as usize) {
+                            *u = true;
+                        }
+                    }
+                }
+            }
+        }
+    });
+    used
+}

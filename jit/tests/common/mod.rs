@@ -1,0 +1,127 @@
+//! Shared test support: build kernels from instructions, run them on the interpreter and the
+//! JIT, compare device memory bit for bit.
+#![allow(dead_code)]
+
+use wave_isa::ir::build_kernel;
+use wave_isa::{Instruction, Kernel, KernelMeta, Op, PredRef};
+use wave_jit_codegen::JitEngine;
+use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError};
+
+/// Every wave width the engines support.
+pub const WIDTHS: [u32; 5] = [4, 8, 16, 32, 64];
+
+/// An instruction with its operands in assembly order (registers, predicates, immediates...).
+pub fn ins(op: Op, vals: &[u32]) -> Instruction {
+    let mut i = Instruction::new(op);
+    for (spec, &v) in op.operands().iter().zip(vals) {
+        i.set_slot(spec.slot, v);
+    }
+    i
+}
+
+/// `@pN` / `@!pN` on an instruction.
+pub fn guarded(mut i: Instruction, p: u8, negated: bool) -> Instruction {
+    i.guard = Some(PredRef { index: p, negated });
+    i
+}
+
+/// `if`/`break`/`continue` on `pN` (negated: `!pN`).
+pub fn structural(op: Op, p: u8, negated: bool) -> Instruction {
+    let mut i = Instruction::new(op);
+    i.rs1 = p | if negated { 0x80 } else { 0 };
+    i
+}
+
+pub fn mov_imm(rd: u32, v: u32) -> Instruction {
+    ins(Op::MovImm, &[rd, v])
+}
+
+pub fn mov_sr(rd: u32, sr: wave_isa::SpecialReg) -> Instruction {
+    ins(Op::MovSr, &[rd, sr as u32])
+}
+
+/// Encode instructions and build the kernel tree.
+pub fn kernel(name: &str, insts: &[Instruction]) -> Kernel {
+    let mut code = Vec::new();
+    for i in insts {
+        i.encode_into(&mut code);
+    }
+    let meta = KernelMeta { name: name.into(), registers: 64, local_memory: 0, workgroup_size: [0; 3] };
+    build_kernel(meta, &code).expect("test kernel builds")
+}
+
+/// Byte offset of instruction `index` in `insts` (for call targets).
+pub fn offset_of(insts: &[Instruction], index: usize) -> u32 {
+    insts[..index].iter().map(|i| i.size()).sum()
+}
+
+/// A deterministic pseudo-random fill with special float and integer values mixed in.
+pub fn fill(bytes: &mut [u8], seed: u64) {
+    const SPECIAL: [u32; 16] = [
+        0,
+        0x8000_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0x7FA0_0001,
+        0x0000_0001,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x4000_0000,
+        0x3F00_0000,
+        0x7FFF_FFFF,
+        0xFFFF_FFFF,
+        0x0000_001F,
+        0x4020_0000,
+        0xC020_0000,
+    ];
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for chunk in bytes.chunks_mut(4) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let v = if s % 4 == 0 { SPECIAL[(s >> 8) as usize % 16] } else { (s >> 16) as u32 };
+        let b = v.to_le_bytes();
+        let n = chunk.len();
+        chunk.copy_from_slice(&b[..n]);
+    }
+}
+
+/// Run `kernel` on both engines from the same initial memory; return both results.
+pub fn run_both(
+    kernel: &Kernel,
+    dispatch: &Dispatch,
+    device_size: u64,
+    seed: u64,
+) -> (Result<(), RunError>, Result<(), RunError>, Vec<u8>, Vec<u8>) {
+    let mut a = Device::new(device_size).unwrap();
+    fill(a.bytes_mut(), seed);
+    let mut b = Device::new(device_size).unwrap();
+    b.bytes_mut().copy_from_slice(a.bytes());
+    let ra = Interpreter::new().run(kernel, dispatch, &mut a).map(|_| ());
+    let rb = JitEngine.run(kernel, dispatch, &mut b).map(|_| ());
+    (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
+}
+
+/// Both engines succeed (or fail identically) and leave identical memory, at every width.
+pub fn check_all_widths(kernel: &Kernel, base: &Dispatch, device_size: u64) {
+    for w in WIDTHS {
+        let d = Dispatch { wave_width: w, ..base.clone() };
+        check(kernel, &d, device_size);
+    }
+}
+
+pub fn check(kernel: &Kernel, d: &Dispatch, device_size: u64) {
+    let (ra, rb, ma, mb) = run_both(kernel, d, device_size, 7 + d.wave_width as u64);
+    assert_eq!(ra, rb, "kernel {} W={}: results differ", kernel.meta.name, d.wave_width);
+    if let Some(i) = (0..ma.len()).find(|&i| ma[i] != mb[i]) {
+        let w = i & !3;
+        panic!(
+            "kernel {} W={}: memory differs first at byte 0x{i:x}: interpreter {:08x}, JIT {:08x}",
+            kernel.meta.name,
+            d.wave_width,
+            u32::from_le_bytes(ma[w..w + 4].try_into().unwrap()),
+            u32::from_le_bytes(mb[w..w + 4].try_into().unwrap()),
+        );
+    }
+}

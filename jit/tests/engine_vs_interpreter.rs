@@ -1,0 +1,527 @@
+//! The JIT against the interpreter: small kernels covering every op class, divergence, loops
+//! with break/continue, calls, halts, barriers, atomics, wave ops and out-of-bounds errors,
+//! at W = 4, 8, 16, 32, 64, comparing results and device memory bit for bit.
+
+mod common;
+
+use common::*;
+use wave_isa::opcodes::{Class, Kind, Role, OPS};
+use wave_isa::{Instruction, Op, SpecialReg};
+use wave_runtime::{Dispatch, RunErrorKind};
+
+/// r4 = global thread id (x), r1 = thread id, r2 = workgroup id, r3 = workgroup size.
+fn prologue() -> Vec<Instruction> {
+    vec![
+        mov_sr(1, SpecialReg::ThreadIdX),
+        mov_sr(2, SpecialReg::WorkgroupIdX),
+        mov_sr(3, SpecialReg::WorkgroupSizeX),
+        ins(Op::Imad, &[4, 2, 3, 1]),
+    ]
+}
+
+fn dispatch(grid: u32, threads: u32) -> Dispatch {
+    Dispatch { grid: [grid, 1, 1], workgroup: [threads, 1, 1], threads: 1, ..Dispatch::default() }
+}
+
+/// Data ops whose operands are registers (and predicates) only.
+fn data_ops() -> Vec<Op> {
+    OPS.iter()
+        .filter(|i| {
+            matches!(
+                i.class,
+                Class::Integer
+                    | Class::Float
+                    | Class::Half
+                    | Class::BFloat
+                    | Class::Double
+                    | Class::Bitwise
+                    | Class::Compare
+                    | Class::Select
+                    | Class::Convert
+            ) || i.op == Op::Mov
+        })
+        .map(|i| i.op)
+        .collect()
+}
+
+/// Every data op on loaded (special-value-rich) inputs; odd ops run under `@p1`, a divergent
+/// predicate. Results stored per thread and op.
+fn alu_kernel() -> wave_isa::Kernel {
+    let ops = data_ops();
+    let mut k = prologue();
+    // r5 = gid * 32 (input), r6 = 0x10000 + gid * ops * 8 (output)
+    k.push(mov_imm(7, 32));
+    k.push(ins(Op::Imul, &[5, 4, 7]));
+    k.push(mov_imm(7, ops.len() as u32 * 12));
+    k.push(ins(Op::Imul, &[6, 4, 7]));
+    k.push(mov_imm(7, 0x10000));
+    k.push(ins(Op::Iadd, &[6, 6, 7]));
+    k.push(mov_imm(8, 4));
+    for j in 0..8u32 {
+        k.push(ins(Op::DeviceLoadU32, &[10 + j, 5]));
+        k.push(ins(Op::Iadd, &[5, 5, 8]));
+    }
+    k.push(ins(Op::IcmpLt, &[1, 10, 11]));
+    k.push(ins(Op::UcmpLt, &[3, 12, 13]));
+    for (n, &op) in ops.iter().enumerate() {
+        let mut vals = Vec::new();
+        let mut next_src = 10;
+        for spec in op.operands() {
+            vals.push(match (spec.role, spec.kind) {
+                (Role::Def, Kind::Pred) => 2,
+                (Role::Def, _) => 20,
+                (Role::Use, Kind::Pred) => 3,
+                (Role::Use, _) => {
+                    let r = next_src;
+                    next_src += 2;
+                    r
+                }
+            });
+        }
+        let mut i = ins(op, &vals);
+        if n % 2 == 1 {
+            i = guarded(i, 1, n % 4 == 3);
+        }
+        k.push(i);
+        // Predicate results become values.
+        k.push(ins(Op::Select, &[22, 2, 10, 11]));
+        k.push(ins(Op::DeviceStoreU32, &[6, 20]));
+        k.push(ins(Op::Iadd, &[6, 6, 8]));
+        k.push(ins(Op::DeviceStoreU32, &[6, 21]));
+        k.push(ins(Op::Iadd, &[6, 6, 8]));
+        k.push(ins(Op::DeviceStoreU32, &[6, 22]));
+        k.push(ins(Op::Iadd, &[6, 6, 8]));
+    }
+    kernel("alu", &k)
+}
+
+/// The first difference in the ALU kernel's output, naming the op. Which of two NaN inputs
+/// a commutative f32 op returns depends on how rustc compiled the interpreter's lane loop
+/// (LLVM may swap or fold the operands), so two NaN results of the f32 arithmetic ops count
+/// as equal (reported to the runtime owner: `semantics` should pick the NaN explicitly).
+fn alu_difference(ma: &[u8], mb: &[u8], ops: &[Op]) -> Option<String> {
+    let word = |m: &[u8], i: usize| u32::from_le_bytes(m[i..i + 4].try_into().unwrap());
+    (0..ma.len()).step_by(4).find_map(|i| {
+        let (a, b) = (word(ma, i), word(mb, i));
+        if a == b {
+            return None;
+        }
+        let op = (i >= 0x10000).then(|| ops[(i - 0x10000) / 12 % ops.len()]);
+        let nan = |x: u32| f32::from_bits(x).is_nan();
+        if matches!(op, Some(Op::Fadd | Op::Fsub | Op::Fmul | Op::Fdiv | Op::Fma)) && nan(a) && nan(b) {
+            return None;
+        }
+        Some(format!("{:?} differs at 0x{i:x}: interpreter {a:08x}, JIT {b:08x}", op.map(Op::mnemonic)))
+    })
+}
+
+#[test]
+fn every_data_op_matches() {
+    let k = alu_kernel();
+    let ops = data_ops();
+    for w in WIDTHS {
+        let d = Dispatch { wave_width: w, ..dispatch(2, 70) };
+        let (ra, rb, ma, mb) = run_both(&k, &d, 1 << 20, 5);
+        assert_eq!(ra, rb);
+        if let Some(msg) = alu_difference(&ma, &mb, &ops) {
+            panic!("W={w}: {msg}");
+        }
+    }
+}
+
+#[test]
+fn compile_time_of_a_large_kernel() {
+    let k = alu_kernel();
+    let n: usize = {
+        let mut c = 0;
+        k.walk(&mut |_, _, _| c += 1);
+        c
+    };
+    for w in [8, 32] {
+        let flags = wave_jit_codegen::Flags { width: w, checked: true, fuel: true };
+        let start = std::time::Instant::now();
+        let c = wave_jit_codegen::compile(&k, flags).unwrap();
+        let total = start.elapsed();
+        eprintln!(
+            "compile time: {n} statements at W={w}: {:?} (translate+codegen {:?})",
+            total, c.compile_time
+        );
+    }
+}
+
+#[test]
+fn control_flow_matches() {
+    let mut k = prologue();
+    k.extend([
+        mov_imm(10, 0), // acc
+        mov_imm(11, 5),
+        mov_imm(12, 7),
+        mov_imm(13, 1),
+        mov_imm(14, 0), // loop counter
+        ins(Op::IcmpLt, &[1, 1, 11]),
+        structural(Op::If, 1, false),
+        ins(Op::Iadd, &[10, 10, 13]),
+        ins(Op::IcmpEq, &[2, 1, 13]),
+        structural(Op::If, 2, true),
+        ins(Op::Iadd, &[10, 10, 11]),
+        Instruction::new(Op::Else),
+        ins(Op::Isub, &[10, 10, 12]),
+        Instruction::new(Op::Endif),
+        Instruction::new(Op::Else),
+        ins(Op::Iadd, &[10, 10, 12]),
+        Instruction::new(Op::Endif),
+        // loop: counter += 1; break when counter > tid % 7; continue on even counters
+        ins(Op::Imod, &[15, 1, 12]),
+        Instruction::new(Op::Loop),
+        ins(Op::Iadd, &[14, 14, 13]),
+        ins(Op::IcmpGt, &[2, 14, 15]),
+        structural(Op::Break, 2, false),
+        ins(Op::And, &[16, 14, 13]),
+        ins(Op::IcmpEq, &[3, 16, 13]),
+        structural(Op::If, 3, true),
+        structural(Op::Continue, 0, true), // p0 is false: !p0 continues every lane here
+        Instruction::new(Op::Endif),
+        ins(Op::Imul, &[10, 10, 12]),
+        ins(Op::Iadd, &[10, 10, 14]),
+        // thread 13 halts in its third iteration
+        mov_imm(17, 13),
+        ins(Op::IcmpEq, &[0, 1, 17]),
+        mov_imm(17, 3),
+        ins(Op::IcmpEq, &[3, 14, 17]),
+        guarded(ins(Op::And, &[18, 13, 13]), 0, false),
+        Instruction::new(Op::Endloop),
+    ]);
+    let call_at = k.len();
+    k.push(ins(Op::Call, &[0]));
+    k.extend([
+        mov_imm(19, 4),
+        ins(Op::Imul, &[19, 4, 19]),
+        ins(Op::DeviceStoreU32, &[19, 10]),
+        Instruction::new(Op::Halt),
+    ]);
+    let func_at = k.len();
+    k.extend([
+        mov_imm(20, 3),
+        ins(Op::Imul, &[10, 10, 20]),
+        ins(Op::IcmpLt, &[1, 1, 20]),
+        guarded(Instruction::new(Op::Return), 1, false),
+        ins(Op::Iadd, &[10, 10, 20]),
+        mov_imm(21, 9),
+        ins(Op::IcmpEq, &[1, 1, 21]),
+        guarded(Instruction::new(Op::Halt), 1, false),
+        Instruction::new(Op::Return),
+    ]);
+    k[call_at] = ins(Op::Call, &[offset_of(&k, func_at)]);
+    let k = kernel("control", &k);
+    check_all_widths(&k, &dispatch(3, 45), 1 << 16);
+}
+
+#[test]
+fn halting_inside_loops_and_if() {
+    let mut k = prologue();
+    k.extend([
+        mov_imm(10, 3),
+        ins(Op::Imod, &[11, 1, 10]),
+        mov_imm(12, 0),
+        ins(Op::IcmpEq, &[1, 11, 12]),
+        structural(Op::If, 1, false),
+        Instruction::new(Op::Halt),
+        Instruction::new(Op::Endif),
+        mov_imm(13, 1),
+        Instruction::new(Op::Loop),
+        ins(Op::Iadd, &[12, 12, 13]),
+        ins(Op::IcmpGt, &[2, 12, 11]),
+        guarded(Instruction::new(Op::Halt), 2, false),
+        mov_imm(14, 5),
+        ins(Op::IcmpGt, &[3, 12, 14]),
+        structural(Op::Break, 3, false),
+        Instruction::new(Op::Endloop),
+        mov_imm(15, 4),
+        ins(Op::Imul, &[15, 4, 15]),
+        ins(Op::DeviceStoreU32, &[15, 12]),
+    ]);
+    let k = kernel("halts", &k);
+    check_all_widths(&k, &dispatch(2, 37), 1 << 16);
+}
+
+#[test]
+fn memory_widths_and_atomics_match() {
+    let mut k = prologue();
+    k.extend([
+        mov_imm(10, 13),
+        ins(Op::Imul, &[11, 4, 10]), // unaligned byte offset per thread
+        ins(Op::DeviceLoadU8, &[20, 11]),
+        ins(Op::DeviceLoadU16, &[21, 11]),
+        ins(Op::DeviceLoadU32, &[22, 11]),
+        ins(Op::DeviceLoadU64, &[24, 11]),
+        ins(Op::DeviceLoadU128, &[28, 11]),
+        mov_imm(12, 0x8000),
+        ins(Op::Iadd, &[12, 12, 11]),
+        ins(Op::DeviceStoreU128, &[12, 28]),
+        mov_imm(13, 3),
+        ins(Op::Iadd, &[12, 12, 13]),
+        ins(Op::DeviceStoreU64, &[12, 24]),
+        ins(Op::DeviceStoreU16, &[12, 20]),
+        ins(Op::DeviceStoreU8, &[12, 22]),
+        // local memory: store, load back at a neighbour's address
+        mov_imm(14, 8),
+        ins(Op::Imul, &[15, 1, 14]),
+        ins(Op::LocalStoreU64, &[15, 24]),
+        ins(Op::LocalStoreU8, &[15, 22]),
+        ins(Op::LocalStoreU16, &[15, 21]),
+        ins(Op::LocalLoadU32, &[32, 15]),
+        ins(Op::LocalLoadU64, &[33, 15]),
+        ins(Op::LocalLoadU16, &[35, 15]),
+        ins(Op::LocalLoadU8, &[36, 15]),
+        // contended atomics: everyone on the same word, in lane order
+        mov_imm(16, 0x9000),
+        ins(Op::AtomicAdd, &[40, 16, 4, 2]),
+        mov_imm(17, 0x9004),
+        ins(Op::AtomicMax, &[41, 17, 22, 2]),
+        mov_imm(17, 0x9008),
+        ins(Op::AtomicMin, &[42, 17, 22, 2]),
+        mov_imm(17, 0x900C),
+        ins(Op::AtomicXor, &[43, 17, 22, 2]),
+        mov_imm(17, 0x9010),
+        ins(Op::AtomicCas, &[44, 17, 1, 4, 2]),
+        mov_imm(17, 0x9014),
+        ins(Op::AtomicExchange, &[0, 17, 4, 2]),
+        mov_imm(17, 0x9018),
+        ins(Op::AtomicSub, &[45, 17, 1, 2]),
+        ins(Op::AtomicAnd, &[46, 17, 22, 2]),
+        ins(Op::AtomicOr, &[47, 17, 21, 2]),
+        mov_imm(18, 0x400),
+        ins(Op::LocalAtomicAdd, &[48, 18, 1]),
+        ins(Op::LocalAtomicCas, &[49, 18, 1, 4]),
+        ins(Op::LocalAtomicMax, &[50, 18, 22]),
+        ins(Op::LocalAtomicMin, &[51, 18, 20]),
+        ins(Op::LocalAtomicSub, &[52, 18, 1]),
+        ins(Op::LocalAtomicAnd, &[53, 18, 22]),
+        ins(Op::LocalAtomicOr, &[54, 18, 21]),
+        ins(Op::LocalAtomicXor, &[55, 18, 4]),
+        ins(Op::LocalAtomicExchange, &[56, 18, 4]),
+        ins(Op::LocalLoadU32, &[57, 18]),
+        // dump r20..r57 per thread
+        mov_imm(19, 38 * 4),
+        ins(Op::Imul, &[19, 4, 19]),
+        mov_imm(13, 0xA000),
+        ins(Op::Iadd, &[19, 19, 13]),
+        mov_imm(13, 4),
+    ]);
+    for r in 20..58 {
+        k.push(ins(Op::DeviceStoreU32, &[19, r]));
+        k.push(ins(Op::Iadd, &[19, 19, 13]));
+    }
+    let k = kernel("memory", &k);
+    check_all_widths(&k, &dispatch(2, 50), 1 << 17);
+}
+
+#[test]
+fn wave_ops_match_under_divergence() {
+    let mut k = prologue();
+    k.extend([
+        mov_imm(10, 4),
+        ins(Op::Imul, &[11, 4, 10]),
+        ins(Op::DeviceLoadU32, &[12, 11]), // data
+        mov_imm(13, 3),
+        ins(Op::And, &[14, 12, 13]),
+        mov_imm(15, 0),
+        ins(Op::IcmpNe, &[1, 14, 15]), // divergent predicate
+        mov_sr(16, SpecialReg::LaneId),
+        mov_imm(17, 5),
+        ins(Op::Imod, &[18, 12, 17]), // shuffle amounts 0..4 (and negatives)
+        ins(Op::IcmpLt, &[2, 12, 16]),
+        structural(Op::If, 1, false),
+        ins(Op::WaveShuffle, &[20, 12, 12]),
+        ins(Op::WaveShuffleUp, &[21, 12, 18]),
+        ins(Op::WaveShuffleDown, &[22, 12, 18]),
+        ins(Op::WaveShuffleXor, &[23, 12, 18]),
+        ins(Op::WaveBroadcast, &[24, 12, 18]),
+        ins(Op::WaveBallot, &[25, 2]),
+        ins(Op::WaveAny, &[3, 2]),
+        ins(Op::WaveAll, &[0, 2]),
+        ins(Op::WavePrefixSum, &[27, 12]),
+        ins(Op::WaveReduceAdd, &[28, 12]),
+        ins(Op::WaveReduceMin, &[29, 12]),
+        ins(Op::WaveReduceMax, &[30, 12]),
+        ins(Op::Select, &[31, 3, 12, 16]),
+        ins(Op::Select, &[32, 0, 12, 16]),
+        Instruction::new(Op::Endif),
+        mov_imm(19, 16 * 4),
+        ins(Op::Imul, &[19, 4, 19]),
+        mov_imm(13, 0x4000),
+        ins(Op::Iadd, &[19, 19, 13]),
+        mov_imm(13, 4),
+    ]);
+    for r in 20..36 {
+        k.push(ins(Op::DeviceStoreU32, &[19, r]));
+        k.push(ins(Op::Iadd, &[19, 19, 13]));
+    }
+    let k = kernel("waveops", &k);
+    check_all_widths(&k, &dispatch(2, 70), 1 << 16);
+}
+
+#[test]
+fn barriers_with_several_waves_match() {
+    let mut k = prologue();
+    k.extend([
+        mov_imm(10, 4),
+        ins(Op::Imul, &[11, 1, 10]), // local slot of this thread
+        ins(Op::LocalStoreU32, &[11, 4]),
+        Instruction::new(Op::Barrier),
+        // read the next thread's slot (wrapping inside the workgroup)
+        ins(Op::Iadd, &[12, 1, 10]),
+        mov_imm(13, 1),
+        ins(Op::Iadd, &[14, 1, 13]),
+        ins(Op::Imod, &[14, 14, 3]),
+        ins(Op::Imul, &[14, 14, 10]),
+        ins(Op::LocalLoadU32, &[15, 14]),
+        // wave 1 halts before the loop: halted waves count as arrived
+        mov_sr(16, SpecialReg::WaveId),
+        ins(Op::IcmpEq, &[1, 16, 13]),
+        guarded(Instruction::new(Op::Halt), 1, false),
+        mov_imm(17, 0),
+        Instruction::new(Op::Loop),
+        Instruction::new(Op::Barrier),
+        ins(Op::LocalLoadU32, &[18, 14]),
+        ins(Op::Iadd, &[15, 15, 18]),
+        ins(Op::Iadd, &[18, 18, 13]),
+        Instruction::new(Op::Barrier),
+        ins(Op::LocalStoreU32, &[11, 18]),
+        ins(Op::Iadd, &[17, 17, 13]),
+        mov_imm(19, 3),
+        ins(Op::IcmpGe, &[2, 17, 19]),
+        structural(Op::Break, 2, false),
+        Instruction::new(Op::Endloop),
+        ins(Op::Imul, &[20, 4, 10]),
+        ins(Op::DeviceStoreU32, &[20, 15]),
+    ]);
+    let k = kernel("barriers", &k);
+    // Two and a half waves at every width.
+    for w in WIDTHS {
+        let d = Dispatch { wave_width: w, ..dispatch(3, w * 5 / 2) };
+        check(&k, &d, 1 << 16);
+    }
+}
+
+#[test]
+fn out_of_bounds_errors_match() {
+    // Device load past the end by some lanes; device store past the end; local load past the end.
+    let cases: Vec<(&str, Vec<Instruction>)> = vec![
+        (
+            "dev_load",
+            vec![
+                mov_imm(10, 0xFFF0 - 40 * 4),
+                mov_imm(11, 4),
+                ins(Op::Imul, &[12, 4, 11]),
+                ins(Op::Iadd, &[12, 12, 10]),
+                ins(Op::DeviceLoadU64, &[20, 12]),
+                ins(Op::DeviceStoreU32, &[12, 4]),
+            ],
+        ),
+        (
+            "dev_store",
+            vec![
+                mov_imm(10, 0xFFF0 - 40 * 4),
+                mov_imm(11, 4),
+                ins(Op::Imul, &[12, 4, 11]),
+                ins(Op::Iadd, &[12, 12, 10]),
+                ins(Op::DeviceStoreU32, &[12, 4]),
+                ins(Op::DeviceStoreU64, &[12, 4]),
+            ],
+        ),
+        (
+            "local_load",
+            vec![
+                mov_imm(10, 16384 - 64),
+                mov_imm(11, 4),
+                ins(Op::Imul, &[12, 1, 11]),
+                ins(Op::Iadd, &[12, 12, 10]),
+                ins(Op::LocalStoreU8, &[12, 4]),
+                ins(Op::LocalLoadU32, &[20, 12]),
+            ],
+        ),
+        (
+            "atomic",
+            vec![
+                mov_imm(10, 0xFFF0 - 40 * 4),
+                mov_imm(11, 4),
+                ins(Op::Imul, &[12, 4, 11]),
+                ins(Op::Iadd, &[12, 12, 10]),
+                ins(Op::AtomicAdd, &[20, 12, 4, 2]),
+            ],
+        ),
+    ];
+    for (name, body) in cases {
+        let mut k = prologue();
+        k.extend(body);
+        let k = kernel(name, &k);
+        for w in WIDTHS {
+            let d = Dispatch { wave_width: w, ..dispatch(3, 48) };
+            let (ra, rb, ma, mb) = run_both(&k, &d, 0x10000, 3);
+            let (ea, eb) = (ra.expect_err("interpreter faults"), rb.expect_err("JIT faults"));
+            assert!(matches!(ea.kind, RunErrorKind::OutOfBounds { .. }), "{name}: {ea}");
+            assert_eq!(ea, eb, "{name} W={w}");
+            assert!(ma == mb, "{name} W={w}: memory differs after the fault");
+        }
+    }
+}
+
+#[test]
+fn runaway_loop_stops_at_the_instruction_limit() {
+    let mut k = prologue();
+    k.extend([Instruction::new(Op::Loop), ins(Op::Iadd, &[10, 10, 4]), Instruction::new(Op::Endloop)]);
+    let k = kernel("runaway", &k);
+    let d = Dispatch { max_instructions: 10_000, ..dispatch(1, 8) };
+    let (ra, rb, _, _) = run_both(&k, &d, 4096, 1);
+    assert!(matches!(ra.unwrap_err().kind, RunErrorKind::InstructionLimit { limit: 10_000 }));
+    assert!(matches!(rb.unwrap_err().kind, RunErrorKind::InstructionLimit { limit: 10_000 }));
+}
+
+#[test]
+fn threads_and_unchecked_give_the_same_memory() {
+    let k = alu_kernel();
+    let base = Dispatch { wave_width: 16, ..dispatch(6, 40) };
+    let run = |d: &Dispatch| {
+        let mut dev = wave_runtime::Device::new(1 << 20).unwrap();
+        fill(dev.bytes_mut(), 11);
+        wave_runtime::Engine::run(&wave_jit_codegen::JitEngine, &k, d, &mut dev).unwrap();
+        dev.bytes().to_vec()
+    };
+    let one = run(&base);
+    assert!(one == run(&Dispatch { threads: 2, ..base.clone() }), "2 threads differ");
+    assert!(one == run(&Dispatch { unchecked: true, ..base.clone() }), "unchecked differs");
+    let (ra, rb, ma, mb) = run_both(&k, &base, 1 << 20, 11);
+    assert_eq!(ra, rb);
+    assert_eq!(alu_difference(&ma, &mb, &data_ops()), None);
+}
+
+#[test]
+fn mma_matches() {
+    let mut k = prologue();
+    k.extend([
+        // every lane: A at local 0, B at local 64, stride 16; C accumulates; store to 128 + lane*64
+        mov_imm(10, 0),
+        mov_imm(11, 16),
+        mov_imm(12, 64),
+        mov_imm(13, 4),
+        ins(Op::Imul, &[14, 1, 13]),
+        ins(Op::DeviceLoadU32, &[15, 14]),
+        ins(Op::LocalStoreU32, &[14, 15]),
+        ins(Op::MmaLoadA, &[1, 10, 11]),
+        ins(Op::MmaLoadB, &[2, 12, 11]),
+        ins(Op::MmaCompute, &[3, 1, 2]),
+        ins(Op::MmaCompute, &[3, 1, 2]),
+        mov_imm(16, 64),
+        ins(Op::Imul, &[17, 1, 16]),
+        mov_imm(18, 256),
+        ins(Op::Iadd, &[17, 17, 18]),
+        ins(Op::MmaStoreC, &[17, 11, 3]),
+        ins(Op::LocalLoadU32, &[19, 17]),
+        mov_imm(20, 0x2000),
+        ins(Op::Iadd, &[20, 20, 14]),
+        ins(Op::DeviceStoreU32, &[20, 19]),
+    ]);
+    let k = kernel("mma", &k);
+    check_all_widths(&k, &dispatch(1, 32), 1 << 16);
+}

@@ -1,0 +1,205 @@
+//! What a user asks for ([`Dispatch`]), and what actually runs ([`Launch`]): kernel metadata
+//! overrides applied and every limit checked before anything executes.
+
+use crate::caps;
+use crate::device::Device;
+use std::fmt;
+use wave_isa::Kernel;
+
+/// A dispatch request. `Default` gives wave-emu's command-line defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    /// Workgroups in x, y, z.
+    pub grid: [u32; 3],
+    /// Threads per workgroup; a kernel's `.workgroup_size` with x > 0 replaces it.
+    pub workgroup: [u32; 3],
+    /// Lanes per wave: 4, 8, 16, 32 or 64.
+    pub wave_width: u32,
+    /// Registers per thread; a kernel's non-zero register count replaces it.
+    pub registers: u32,
+    /// Local memory bytes per workgroup; a kernel's non-zero `.local_memory` replaces it.
+    pub local_memory: u32,
+    /// `(register, value)` set in every thread before it starts (kernel arguments).
+    pub initial_registers: Vec<(u8, u32)>,
+    /// Wave-instructions per workgroup before the run stops with an error; 0 = unlimited.
+    pub max_instructions: u64,
+    /// JIT worker threads (0 = all cores). The interpreter is single-threaded.
+    pub threads: usize,
+    /// JIT only: drop bounds checks.
+    pub unchecked: bool,
+}
+
+impl Default for Dispatch {
+    fn default() -> Dispatch {
+        Dispatch {
+            grid: [1, 1, 1],
+            workgroup: [32, 1, 1],
+            wave_width: caps::WAVE_WIDTH,
+            registers: 32,
+            local_memory: caps::DEFAULT_LOCAL_MEMORY,
+            initial_registers: Vec::new(),
+            max_instructions: 10_000_000,
+            threads: 0,
+            unchecked: false,
+        }
+    }
+}
+
+/// A resolved dispatch: what runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub workgroup: [u32; 3],
+    pub wave_width: u32,
+    pub registers: u32,
+    pub local_memory: u32,
+    /// workgroup x·y·z.
+    pub threads_per_workgroup: u32,
+    /// ceil(threads_per_workgroup / wave_width).
+    pub waves_per_workgroup: u32,
+    /// grid x·y·z.
+    pub workgroups: u64,
+    pub initial_registers: Vec<(u8, u32)>,
+    pub max_instructions: u64,
+    pub threads: usize,
+    pub unchecked: bool,
+    /// Bytes of device memory.
+    pub device_size: u64,
+}
+
+impl Launch {
+    /// The live-lane mask of wave `wave` at the start (the last wave may be partial).
+    pub fn initial_live_mask(&self, wave: u32) -> u64 {
+        let first = wave as u64 * self.wave_width as u64;
+        let lanes = (self.threads_per_workgroup as u64).saturating_sub(first).min(self.wave_width as u64);
+        if lanes >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << lanes) - 1
+        }
+    }
+
+    /// Workgroup ids in execution order: z, then y, then x (x fastest).
+    pub fn workgroup_ids(&self) -> impl Iterator<Item = [u32; 3]> + '_ {
+        let [gx, gy, gz] = self.grid;
+        (0..gz).flat_map(move |z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z])))
+    }
+}
+
+/// Why a dispatch cannot run. Each names the limit and by how much it is missed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DispatchError {
+    WaveWidth { width: u32 },
+    EmptyGrid { grid: [u32; 3] },
+    EmptyWorkgroup { workgroup: [u32; 3] },
+    WorkgroupTooLarge { workgroup: [u32; 3], threads: u64 },
+    TooManyRegisters { registers: u32 },
+    TooFewRegisters { registers: u32, used: u32 },
+    LocalMemoryTooLarge { bytes: u32 },
+    InitialRegisterOutOfRange { register: u8, registers: u32 },
+}
+
+impl fmt::Display for DispatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use DispatchError::*;
+        match self {
+            WaveWidth { width } => write!(
+                f,
+                "wave width {width} is not supported (choose one of {:?})",
+                caps::SUPPORTED_WAVE_WIDTHS
+            ),
+            EmptyGrid { grid } => {
+                write!(f, "grid {},{},{} has no workgroups (every dimension must be at least 1)", grid[0], grid[1], grid[2])
+            }
+            EmptyWorkgroup { workgroup: w } => write!(
+                f,
+                "workgroup {},{},{} has no threads (every dimension must be at least 1)",
+                w[0], w[1], w[2]
+            ),
+            WorkgroupTooLarge { workgroup: w, threads } => write!(
+                f,
+                "workgroup {},{},{} has {threads} threads, {} more than MAX_WORKGROUP_SIZE {}",
+                w[0],
+                w[1],
+                w[2],
+                threads - caps::MAX_WORKGROUP_SIZE as u64,
+                caps::MAX_WORKGROUP_SIZE
+            ),
+            TooManyRegisters { registers } => write!(
+                f,
+                "{registers} registers per thread is {} more than MAX_REGISTERS {}",
+                registers - caps::MAX_REGISTERS,
+                caps::MAX_REGISTERS
+            ),
+            TooFewRegisters { registers, used } => write!(
+                f,
+                "the kernel uses registers up to r{} but only {registers} registers are available ({} too few)",
+                used - 1,
+                used - registers
+            ),
+            LocalMemoryTooLarge { bytes } => write!(
+                f,
+                "{bytes} bytes of local memory is {} more than LOCAL_MEMORY_SIZE {}",
+                bytes - caps::LOCAL_MEMORY_SIZE,
+                caps::LOCAL_MEMORY_SIZE
+            ),
+            InitialRegisterOutOfRange { register, registers } => write!(
+                f,
+                "initial value for r{register}, but threads have only {registers} registers (r0..r{})",
+                registers.saturating_sub(1)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DispatchError {}
+
+/// Apply the kernel's metadata overrides to `d` and check every limit.
+pub fn resolve(kernel: &Kernel, d: &Dispatch, device: &Device) -> Result<Launch, DispatchError> {
+    let meta = &kernel.meta;
+    if !caps::SUPPORTED_WAVE_WIDTHS.contains(&d.wave_width) {
+        return Err(DispatchError::WaveWidth { width: d.wave_width });
+    }
+    if d.grid.contains(&0) {
+        return Err(DispatchError::EmptyGrid { grid: d.grid });
+    }
+    let workgroup = if meta.workgroup_size[0] > 0 { meta.workgroup_size } else { d.workgroup };
+    if workgroup.contains(&0) {
+        return Err(DispatchError::EmptyWorkgroup { workgroup });
+    }
+    let threads: u64 = workgroup.iter().map(|&v| v as u64).product();
+    if threads > caps::MAX_WORKGROUP_SIZE as u64 {
+        return Err(DispatchError::WorkgroupTooLarge { workgroup, threads });
+    }
+    let registers = if meta.registers > 0 { meta.registers } else { d.registers };
+    if registers > caps::MAX_REGISTERS {
+        return Err(DispatchError::TooManyRegisters { registers });
+    }
+    let used = wave_isa::analysis::kernel_info(kernel).registers_used;
+    if used > registers {
+        return Err(DispatchError::TooFewRegisters { registers, used });
+    }
+    let local_memory = if meta.local_memory > 0 { meta.local_memory } else { d.local_memory };
+    if local_memory > caps::LOCAL_MEMORY_SIZE {
+        return Err(DispatchError::LocalMemoryTooLarge { bytes: local_memory });
+    }
+    if let Some(&(register, _)) = d.initial_registers.iter().find(|(r, _)| *r as u32 >= registers) {
+        return Err(DispatchError::InitialRegisterOutOfRange { register, registers });
+    }
+    let threads_per_workgroup = threads as u32;
+    Ok(Launch {
+        grid: d.grid,
+        workgroup,
+        wave_width: d.wave_width,
+        registers,
+        local_memory,
+        threads_per_workgroup,
+        waves_per_workgroup: threads_per_workgroup.div_ceil(d.wave_width),
+        workgroups: d.grid.iter().map(|&v| v as u64).product(),
+        initial_registers: d.initial_registers.clone(),
+        max_instructions: d.max_instructions,
+        threads: d.threads,
+        unchecked: d.unchecked,
+        device_size: device.size(),
+    })
+}
