@@ -297,7 +297,7 @@ impl Writer<'_> {
             (inst.rd as u32, inst.rs1 as u32, inst.rs2 as u32, inst.rs3 as u32, inst.rs4 as u32);
         let comment = format!("// {} (0x{offset:x})", inst.op.mnemonic());
         match lowering(inst.op) {
-            Lowering::Pure => self.pure(inst, act, &comment),
+            Lowering::Pure => self.pure(inst, act, &comment, offset)?,
             Lowering::SpecialReg => {
                 let v = special(inst.rs1);
                 self.line(format!("if ({act}) {} = {v}; {comment}", reg(d)));
@@ -488,9 +488,13 @@ impl Writer<'_> {
 
     fn wave(&mut self, kind: WaveKind, inst: &Instruction, act: &str, comment: &str) {
         let (rd, a, b) = (reg(inst.rd as u32), reg(inst.rs1 as u32), reg(inst.rs2 as u32));
+        // A source lane past the end of a partial wave never ran: its register still holds
+        // the initial value, which is what WAVE reads there.
+        let a_init = format!("init_regs[{}]", inst.rs1);
         let shuffle = |src: String, valid: String| {
             format!(
-                "{{ const u32 src = {src}; const u32 v = WAVE_SHFL({a}, src & (WAVE_W - 1u)); if ({act}) {rd} = ({valid}) ? v : 0u; }} {comment}"
+                "{{ const u32 src = {src}; const u32 s = src & (WAVE_W - 1u); const u32 v = WAVE_SHFL({a}, s < wave_n ? s : 0u); \
+                 if ({act}) {rd} = ({valid}) ? (s < wave_n ? v : {a_init}) : 0u; }} {comment}"
             )
         };
         let text = match kind {
@@ -500,8 +504,9 @@ impl Writer<'_> {
             WaveKind::ShuffleXor => shuffle(format!("wave_lane ^ {b}"), "src < WAVE_W".into()),
             WaveKind::Broadcast => format!(
                 "{{ const u64 m = WAVE_BALLOT({act}); const u32 first = m != 0u ? WAVE_CTZ64(m) : 0u; \
-                 const u32 src = WAVE_SHFL({b}, first); const u32 v = WAVE_SHFL({a}, src & (WAVE_W - 1u)); \
-                 if ({act}) {rd} = src < WAVE_W ? v : 0u; }} {comment}"
+                 const u32 src = WAVE_SHFL({b}, first); const u32 s = src & (WAVE_W - 1u); \
+                 const u32 v = WAVE_SHFL({a}, s < wave_n ? s : 0u); \
+                 if ({act}) {rd} = src < WAVE_W ? (s < wave_n ? v : {a_init}) : 0u; }} {comment}"
             ),
             WaveKind::Ballot => {
                 let hi = reg(inst.rd as u32 + 1);
@@ -542,7 +547,7 @@ impl Writer<'_> {
         self.line(text);
     }
 
-    fn pure(&mut self, inst: &Instruction, act: &str, comment: &str) {
+    fn pure(&mut self, inst: &Instruction, act: &str, comment: &str, offset: u32) -> Result<(), EmitError> {
         use Op::*;
         let (d, a, b, c, e) =
             (inst.rd as u32, inst.rs1 as u32, inst.rs2 as u32, inst.rs3 as u32, inst.rs4 as u32);
@@ -655,7 +660,14 @@ impl Writer<'_> {
             Mov => r(ra.clone()),
             MovImm => r(format!("0x{:08X}u", inst.imm)),
             // Everything else has its own lowering (see ops::lowering).
-            _ => r("0u".into()),
+            _ => {
+                return Err(EmitError::UnsupportedOp {
+                    target: self.target,
+                    what: "no per-lane formula".into(),
+                    mnemonic: inst.op.mnemonic(),
+                    offset,
+                })
+            }
         };
         let text = match res {
             Res::Reg(x) => format!("if ({act}) {} = {x}; {comment}", reg(d)),
@@ -671,6 +683,7 @@ impl Writer<'_> {
             Res::Pair(x) => format!("if ({act}) {} = (u32)({x}); {comment}", reg(d)),
         };
         self.line(text);
+        Ok(())
     }
 
     /// Put prelude, signature, prologue and body together.
@@ -759,9 +772,8 @@ impl Writer<'_> {
             );
             s.push_str("  WAVE_BARRIER();\n");
         }
-        let regs = if self.target == Target::Metal { "init_regs" } else { "init_regs" };
         for r in &plan.registers {
-            let _ = writeln!(s, "  u32 r{r} = {regs}[{r}];");
+            let _ = writeln!(s, "  u32 r{r} = init_regs[{r}];");
         }
         if !plan.fragments.is_empty() {
             let _ = writeln!(

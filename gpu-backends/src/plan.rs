@@ -46,7 +46,7 @@ impl Plan {
             if target == Target::Metal && first_error.is_none() && uses_f64(op) {
                 first_error = Some(EmitError::UnsupportedOp {
                     target,
-                    what: "f64 (Apple GPUs have no double precision)".into(),
+                    what: "f64".into(),
                     mnemonic: op.mnemonic(),
                     offset: stmt.offset,
                 });

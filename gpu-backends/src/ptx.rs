@@ -256,7 +256,7 @@ impl Writer<'_> {
     fn op(&mut self, inst: &Instruction, offset: u32) -> Result<(), EmitError> {
         let (d, a, b, c) = (inst.rd as u32, inst.rs1 as u32, inst.rs2 as u32, inst.rs3 as u32);
         match lowering(inst.op) {
-            Lowering::Pure => self.pure(inst),
+            Lowering::Pure => self.pure(inst, offset)?,
             Lowering::SpecialReg => {
                 let v = special(inst.rs1);
                 self.ins(format!("@%act mov.u32 {}, {v};", r(d)));
@@ -344,9 +344,16 @@ impl Writer<'_> {
     fn wave(&mut self, kind: WaveKind, inst: &Instruction) {
         let (rd, a, b) = (r(inst.rd as u32), r(inst.rs1 as u32), r(inst.rs2 as u32));
         // Shuffle from lane %t1 (any u32); %q1 says whether it is in range.
+        // A source lane past the end of a partial warp never ran: WAVE reads its initial
+        // register value there.
+        let a_init = inst.rs1 as u32 * 4;
         let shuffle = |w: &mut Self| {
             w.ins("and.b32 %t2, %t1, 31;");
+            w.ins("setp.lt.u32 %q2, %t2, %wn;");
+            w.ins("selp.b32 %t2, %t2, 0, %q2;");
             w.ins(format!("shfl.sync.idx.b32 %t0, {a}, %t2, 31, %wmask;"));
+            w.ins(format!("ld.global.u32 %t4, [%regs+{a_init}];"));
+            w.ins("selp.b32 %t0, %t0, %t4, %q2;");
             w.ins("selp.b32 %t0, %t0, 0, %q1;");
             w.ins(format!("@%act mov.b32 {rd}, %t0;"));
         };
@@ -558,7 +565,7 @@ impl Writer<'_> {
         self.ins(format!("@%act mov.b32 {}, %t5;", r(inst.rd as u32)));
     }
 
-    fn pure(&mut self, inst: &Instruction) {
+    fn pure(&mut self, inst: &Instruction, offset: u32) -> Result<(), EmitError> {
         use Op::*;
         let (d, a, b, c, e) =
             (inst.rd as u32, inst.rs1 as u32, inst.rs2 as u32, inst.rs3 as u32, inst.rs4 as u32);
@@ -791,8 +798,16 @@ impl Writer<'_> {
             Mov => set(self, "mov.b32", &ra),
             MovImm => set(self, "mov.b32", &format!("0x{:08X}", inst.imm)),
             // Everything else has its own lowering (see ops::lowering).
-            _ => self.ins(format!("// {}: no per-lane formula", inst.op.mnemonic())),
+            _ => {
+                return Err(EmitError::UnsupportedOp {
+                    target: self.plan.target,
+                    what: "no per-lane formula".into(),
+                    mnemonic: inst.op.mnemonic(),
+                    offset,
+                })
+            }
         }
+        Ok(())
     }
 
     fn assemble(&self, body: &str) -> String {

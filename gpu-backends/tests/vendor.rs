@@ -91,7 +91,11 @@ fn collect_cases(skipped: &mut Vec<String>) -> Vec<Case> {
         match wave_isa::module::load_file(&file) {
             Ok((module, _)) => {
                 for k in module.kernels {
-                    cases.push(Case { name: format!("examples/{}#{}", file_name(&file), k.meta.name), kernel: k, header: None });
+                    cases.push(Case {
+                        name: format!("examples/{}#{}", file_name(&file), k.meta.name),
+                        kernel: k,
+                        header: None,
+                    });
                 }
             }
             Err(e) => skipped.push(format!("{}: does not load: {e}", file.display())),
@@ -142,7 +146,13 @@ struct TargetReport {
 
 /// Write the cases in batches for `target`, compile each batch with every `tags` variant;
 /// a failing batch is retried kernel by kernel.
-fn compile_target(cases: &[Case], target: Target, tags: &[&str], dir: &Path, compile: &Compile) -> Vec<TargetReport> {
+fn compile_target(
+    cases: &[Case],
+    target: Target,
+    tags: &[&str],
+    dir: &Path,
+    compile: &Compile,
+) -> Vec<TargetReport> {
     const BATCH: usize = 24;
     let opts: Vec<Options> =
         (0..cases.len()).map(|i| Options { entry_name: Some(entry(i)), ..Options::default() }).collect();
@@ -158,9 +168,15 @@ fn compile_target(cases: &[Case], target: Target, tags: &[&str], dir: &Path, com
     let batches: Vec<Vec<usize>> = ok_cases.chunks(BATCH).map(|c| c.to_vec()).collect();
     let mut reports: Vec<TargetReport> = tags
         .iter()
-        .map(|t| TargetReport { label: format!("{target} {t}"), passed: 0, failures: Vec::new(), unsupported: unsupported.clone() })
+        .map(|t| TargetReport {
+            label: format!("{target} {t}"),
+            passed: 0,
+            failures: Vec::new(),
+            unsupported: unsupported.clone(),
+        })
         .collect();
-    let jobs: Vec<(usize, usize)> = (0..batches.len()).flat_map(|b| (0..tags.len()).map(move |t| (b, t))).collect();
+    let jobs: Vec<(usize, usize)> =
+        (0..batches.len()).flat_map(|b| (0..tags.len()).map(move |t| (b, t))).collect();
     let results = par_map(&jobs, |_, &(b, t)| {
         let members = &batches[b];
         let write = |idx: &[usize], path: &Path| {
@@ -213,7 +229,12 @@ struct SyclCase {
 }
 
 fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<String>) {
-    let mut report = TargetReport { label: "sycl cpu-run".into(), passed: 0, failures: Vec::new(), unsupported: Vec::new() };
+    let mut report = TargetReport {
+        label: "sycl cpu-run".into(),
+        passed: 0,
+        failures: Vec::new(),
+        unsupported: Vec::new(),
+    };
     let mut skipped = Vec::new();
     let mut runs = Vec::new();
     for (i, c) in cases.iter().enumerate() {
@@ -285,7 +306,8 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
                 Options { wave_width: Some(*w), local_memory: local, entry_name: Some(entry(runs[k].case)) }
             })
             .collect();
-        let pairs: Vec<_> = members.iter().zip(&opts).map(|(&k, o)| (&cases[runs[k].case].kernel, o)).collect();
+        let pairs: Vec<_> =
+            members.iter().zip(&opts).map(|(&k, o)| (&cases[runs[k].case].kernel, o)).collect();
         match write_module(&pairs, Target::Sycl) {
             Ok(text) => {
                 let path = dir.join(format!("sycl_w{w}.cpp"));
@@ -312,7 +334,8 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
             v.iter().flat_map(|x| x.to_le_bytes()).collect()
         };
         let used = r.mem_in.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
-        let (mem_in, regs_path, out) = (base.with_extension("in"), base.with_extension("regs"), base.with_extension("out"));
+        let (mem_in, regs_path, out) =
+            (base.with_extension("in"), base.with_extension("regs"), base.with_extension("out"));
         std::fs::write(&mem_in, &r.mem_in[..used]).map_err(|e| e.to_string())?;
         std::fs::write(&regs_path, regs).map_err(|e| e.to_string())?;
         let xyz = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
@@ -337,9 +360,11 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
         if got == r.expected {
             return Ok(());
         }
-        let diff: Vec<usize> = (0..got.len().min(r.expected.len())).filter(|&i| got[i] != r.expected[i]).collect();
+        let diff: Vec<usize> =
+            (0..got.len().min(r.expected.len())).filter(|&i| got[i] != r.expected[i]).collect();
         let first = diff.first().copied().unwrap_or(0) & !3;
-        let word = |m: &[u8]| m.get(first..first + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let word =
+            |m: &[u8]| m.get(first..first + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
         Err(format!(
             "memory differs from the interpreter at W={}: {} bytes, first at 0x{first:x}: sycl 0x{:08x}, interpreter 0x{:08x}",
             r.width,
@@ -368,7 +393,10 @@ fn vendor_compilers() {
         eprintln!("vendor compiler checks skipped: run .ci/gpu-check");
         return;
     }
-    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run eval \"$(.ci/gpu-toolchains.sh)\""));
+    let var = |name: &str| {
+        std::env::var(name)
+            .unwrap_or_else(|_| panic!("{name} is not set: run eval \"$(.ci/gpu-toolchains.sh)\""))
+    };
     let (ptxas, clang, device_libs, runner) =
         (var("WAVE_PTXAS"), var("WAVE_HIP_CLANG"), var("WAVE_HIP_DEVICE_LIBS"), var("WAVE_SYCL_RUNNER"));
     let dir = std::env::var("WAVE_GPU_CHECK_DIR")
@@ -385,7 +413,11 @@ fn vendor_compilers() {
     let t0 = Instant::now();
     if wants("ptx") {
         let ptx = |path: &Path, arch: &str| {
-            run(Command::new(&ptxas).arg(format!("-arch={arch}")).arg(path).arg("-o").arg(path.with_extension(format!("{arch}.cubin"))))
+            run(Command::new(&ptxas)
+                .arg(format!("-arch={arch}"))
+                .arg(path)
+                .arg("-o")
+                .arg(path.with_extension(format!("{arch}.cubin"))))
         };
         reports.extend(compile_target(&cases, Target::Ptx, &["sm_75", "sm_90"], &dir, &ptx));
         eprintln!("ptx: {:.1} s", t0.elapsed().as_secs_f64());
@@ -415,7 +447,11 @@ fn vendor_compilers() {
     }
 
     let mut failed = 0;
-    println!("\n== vendor compiler checks: {} kernels ({} programs not loadable, skipped)", cases.len(), load_skips.len());
+    println!(
+        "\n== vendor compiler checks: {} kernels ({} programs not loadable, skipped)",
+        cases.len(),
+        load_skips.len()
+    );
     for s in &load_skips {
         println!("  skipped: {s}");
     }

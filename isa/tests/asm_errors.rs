@@ -155,3 +155,44 @@ fn stray_characters_are_reported_where_they_are() {
     check(&kernel("  iadd r1, é, r2 ; ünïcode in comments is fine"), "2:12", "expected an operand, found `é`", None);
     check(&kernel("\tbogus r1"), "2:2", "unknown instruction `bogus`", None);
 }
+
+mod never_panics {
+    use proptest::prelude::*;
+    use wave_isa::asm::assemble;
+
+    const VOCABULARY: &[&str] = &[
+        ".kernel", "k", ".end", ".registers", "8", "300", ".local_memory", ".workgroup_size", "iadd", "atomic_add",
+        "atomic_cas", "local_atomic_cas", "mov", "mov_imm", "mov_sr", "call", "f", "f:", "if", "break", "loop",
+        "endloop", "fence_acquire", "icmp.lt", "device_load.u32", "dadd", "device_load_u128", "r0", "r1", "r31",
+        "r255", "r256", "p0", "p3", "p9", "!p1", "@p1", "@!p0", "@", "!", "-", ",", ":", ".", ".device", "device",
+        ".cached", ".lo", ".x", "sr_lane_id", "sr_bogus", "0x10", "-5", "1.5", "1e99", "inf", "-inf", "nan",
+        "0x", "1_0", "é", "$", ";", "#", "\t",
+    ];
+
+    fn line() -> impl Strategy<Value = String> {
+        prop::collection::vec((prop::sample::select(VOCABULARY), prop::sample::select(&[" ", "", ", "][..])), 0..8)
+            .prop_map(|parts| parts.into_iter().map(|(w, sep)| format!("{w}{sep}")).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn on_token_soup(lines in prop::collection::vec(line(), 0..12)) {
+            let src = lines.join("\n");
+            if let Err(d) = assemble(&src, "soup.wave") {
+                // Every error points into the file.
+                for e in d.errors() {
+                    prop_assert!(e.line as usize <= lines.len().max(1));
+                    prop_assert!(e.column >= 1 && e.width >= 1);
+                }
+                let _ = d.to_string();
+            }
+        }
+
+        #[test]
+        fn on_arbitrary_text(src in "[ -~\t\n\u{e9}\u{a0}]{0,200}") {
+            let _ = assemble(&src, "text.wave").map_err(|d| d.to_string());
+        }
+    }
+}

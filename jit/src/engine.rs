@@ -146,6 +146,8 @@ struct Worker {
     local: Vec<u8>,
     local_mask: u32,
     ctxs: Vec<Box<WaveCtx>>,
+    /// Boxed: contexts point to them, so they must not move when the vector grows.
+    #[allow(clippy::vec_box)]
     hosts: Vec<Box<WaveHost>>,
     stacks: Vec<DefaultStack>,
 }

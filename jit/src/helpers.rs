@@ -98,6 +98,8 @@ fn lanes_of(bits: u64, width: u32) -> impl Iterator<Item = usize> {
 }
 
 /// Per-lane ALU ops (integer, bitwise, f32, f16, bf16, f64 pairs, conversions) on all lanes.
+// Lane loops index several scratch slots in parallel.
+#[allow(clippy::needless_range_loop)]
 pub extern "C" fn lanes(ctx: *mut WaveCtx, op: u32, _exec: u64, pc: u32) -> u32 {
     guarded(ctx, pc, |ctx, host| {
         let op = decode_op(op);
@@ -245,7 +247,7 @@ pub extern "C" fn memory(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 
 /// barriers), so a plain read-modify-write is atomic there.
 fn atomic_rmw(p: *mut u8, local: bool, op: Op, value: u32, desired: u32) -> u32 {
     let apply = |old: u32| semantics::atomic(op, old, value, desired).unwrap_or(old);
-    if !local && (p as usize) % 4 == 0 {
+    if !local && (p as usize).is_multiple_of(4) {
         // SAFETY: `p` is 4-aligned and inside the device window (see `lane_ptr`); all
         // concurrent accesses of the JIT to it are atomic or plain stores of whole values.
         let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };

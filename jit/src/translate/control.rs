@@ -38,13 +38,11 @@ impl ControlStack {
 
     /// The innermost loop of the current function.
     fn innermost_loop(&self) -> Option<(&Vec<Variable>, &Vec<Variable>)> {
-        for f in self.frames.iter().rev() {
-            match f {
-                Frame::Loop { brk, cont } => return Some((brk, cont)),
-                Frame::Call { .. } => return None,
-            }
+        // `if` opens no frame, so the innermost frame is the loop, or a call (none then).
+        match self.frames.last()? {
+            Frame::Loop { brk, cont } => Some((brk, cont)),
+            Frame::Call { .. } => None,
         }
-        None
     }
 
     fn innermost_call(&self) -> Option<&Vec<Variable>> {

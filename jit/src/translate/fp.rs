@@ -12,7 +12,7 @@ use wave_isa::{Instruction, Op};
 impl Translator<'_, '_> {
     pub fn float_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
         let n = self.n;
-        let (a, b, c) = (inst.rs1 as u32, inst.rs2 as u32, inst.rs3 as u32);
+        let (a, b) = (inst.rs1 as u32, inst.rs2 as u32);
         let unary = |t: &mut Self, f: &dyn Fn(&mut Self, Value) -> Value| -> Vec<Value> {
             let x = t.reg(a);
             (0..n)
@@ -36,35 +36,23 @@ impl Translator<'_, '_> {
                 .collect()
         };
         let result = match inst.op {
-            // Cranelift may swap the operands of commutative ops, which changes which NaN
-            // x86 returns when both are NaN; the fix-up restores "first NaN operand wins".
+            // Which NaN x86 returns when both operands are NaN depends on operand order, which
+            // Cranelift (and LLVM in the interpreter) may swap for commutative ops. The
+            // interpreter's compiled `semantics::fadd`/`fmul` return the second operand's NaN
+            // (measured); the fix-up pins that. `semantics` should make this explicit.
             Op::Fadd => binary(self, &|t, x, y| {
                 let r = t.b.ins().fadd(x, y);
-                t.first_nan(&[x, y], r)
+                t.first_nan(&[y, x], r)
             }),
             Op::Fsub => binary(self, &|t, x, y| t.b.ins().fsub(x, y)),
             Op::Fmul => binary(self, &|t, x, y| {
                 let r = t.b.ins().fmul(x, y);
-                t.first_nan(&[x, y], r)
+                t.first_nan(&[y, x], r)
             }),
             // B.12: IEEE division.
             Op::Fdiv => binary(self, &|t, x, y| t.b.ins().fdiv(x, y)),
-            Op::Fma => {
-                let x = self.reg(a);
-                let y = self.reg(b);
-                let z = self.reg(c);
-                (0..n)
-                    .map(|k| {
-                        let fx = self.as_f32(x[k]);
-                        let fy = self.as_f32(y[k]);
-                        let fz = self.as_f32(z[k]);
-                        let r = self.b.ins().fma(fx, fy, fz);
-                        // `f32::mul_add` (host fmaf) returns the NaN of c, else of b, else of a.
-                        let r = self.first_nan(&[fz, fy, fx], r);
-                        self.as_i32(r)
-                    })
-                    .collect()
-            }
+            // fma goes to the helper: which NaN the host `fmaf` returns when several inputs
+            // are NaN follows no simple operand order, and only calling it matches it.
             // Sign-bit operations, as Rust's `-x` and `abs`.
             Op::Fneg => unary(self, &|t, x| t.b.ins().fneg(x)),
             Op::Fabs => unary(self, &|t, x| t.b.ins().fabs(x)),

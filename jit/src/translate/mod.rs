@@ -121,10 +121,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     fn init_state(&mut self) {
         let used = used_registers(self.kernel);
-        for r in 0..256usize {
-            if !used[r] {
-                continue;
-            }
+        for (r, _) in used.iter().enumerate().filter(|(_, &u)| u) {
             let init = self.b.ins().load(I32, ctx_flags(), self.ctx, self.env.init_reg_offset(r as u8));
             let v = self.b.ins().splat(I32X4, init);
             let vars = self.new_vars(&vec![v; self.n]);
