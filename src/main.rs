@@ -28,7 +28,7 @@ enum Command {
     /// Validate a .wave or .wbin file and print per-kernel facts
     Check(cli::asm::CheckArgs),
     /// Run a kernel (drop-in for wave-emu: same flags, same dumps)
-    Run(cli::run::RunArgs),
+    Run(Box<cli::run::RunArgs>),
     /// Print the device capabilities
     Info(cli::run::InfoArgs),
     /// Run the conformance suite
@@ -47,7 +47,7 @@ fn main() -> ExitCode {
         Command::Asm(a) => cli::asm::asm(a),
         Command::Dis(a) => cli::asm::dis(a),
         Command::Check(a) => cli::asm::check(a),
-        Command::Run(a) => cli::run::run(a),
+        Command::Run(a) => cli::run::run(*a),
         Command::Info(a) => cli::run::info(a),
         Command::Conformance(a) => cli::conformance::conformance(a),
         Command::Bench(a) => cli::bench::bench(a),

@@ -84,7 +84,9 @@ fn asm_strip_removes_names() {
     let src = write(&dir, "k.wave", KERNELS);
     let (named, stripped) = (dir.join("named.wbin"), dir.join("stripped.wbin"));
     assert!(wave_jit(&["asm", src.to_str().unwrap(), "-o", named.to_str().unwrap()]).status.success());
-    assert!(wave_jit(&["asm", src.to_str().unwrap(), "-o", stripped.to_str().unwrap(), "--strip"]).status.success());
+    assert!(wave_jit(&["asm", src.to_str().unwrap(), "-o", stripped.to_str().unwrap(), "--strip"])
+        .status
+        .success());
     let (a, b) = (std::fs::read(named).unwrap(), std::fs::read(stripped).unwrap());
     assert!(a.windows(6).any(|w| w == b"second"));
     assert!(!b.windows(6).any(|w| w == b"second"));
@@ -122,9 +124,17 @@ fn check_prints_a_table_per_kernel() {
         assert!(lines[0].starts_with("kernel") && lines[0].contains("depth"), "{table}");
         let first: Vec<&str> = lines[1].split_whitespace().collect();
         // name, registers, local mem, workgroup, instrs, depth, barriers, atomics, wave, f16, f64, mma, calls
-        assert_eq!(first, ["first", "8", "0", "64x1x1", "10", "2", "yes", "yes", "-", "-", "-", "-", "-"], "{table}");
+        assert_eq!(
+            first,
+            ["first", "8", "0", "64x1x1", "10", "2", "yes", "yes", "-", "-", "-", "-", "-"],
+            "{table}"
+        );
         let second: Vec<&str> = lines[2].split_whitespace().collect();
-        assert_eq!(second, ["second", "32", "0", "runtime", "5", "0", "-", "-", "yes", "-", "yes", "-", "yes"], "{table}");
+        assert_eq!(
+            second,
+            ["second", "32", "0", "runtime", "5", "0", "-", "-", "yes", "-", "yes", "-", "yes"],
+            "{table}"
+        );
         assert!(table.contains("ok, 2 kernels"), "{table}");
     }
 }
@@ -168,7 +178,9 @@ fn user_errors_exit_1_without_panicking() {
 
 #[test]
 fn help_describes_every_flag() {
-    for (cmd, flags) in [("asm", &["--output", "--strip"][..]), ("dis", &["--offsets"][..]), ("check", &[][..])] {
+    for (cmd, flags) in
+        [("asm", &["--output", "--strip"][..]), ("dis", &["--offsets"][..]), ("check", &[][..])]
+    {
         let out = wave_jit(&[cmd, "--help"]);
         assert!(out.status.success());
         let help = text(&out.stdout);
@@ -176,4 +188,26 @@ fn help_describes_every_flag() {
             assert!(help.contains(f), "{cmd} --help lacks {f}:\n{help}");
         }
     }
+}
+
+#[test]
+fn bundled_examples_check_cleanly() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("examples/ exists") {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "wave") {
+            let out = wave_jit(&["check", path.to_str().unwrap()]);
+            assert!(out.status.success(), "{}: {}", path.display(), text(&out.stderr));
+            assert!(text(&out.stderr).is_empty(), "{}: warnings: {}", path.display(), text(&out.stderr));
+            let source = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                source.contains("wave-jit run examples/"),
+                "{}: no run command in the header",
+                path.display()
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 4);
 }

@@ -14,14 +14,20 @@ fn tool(name: &str) -> PathBuf {
         .map(PathBuf::from)
         .into_iter()
         .chain([PathBuf::from("/work/tools/bin")])
-        .chain(std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default());
+        .chain(
+            std::env::var_os("PATH")
+                .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+                .unwrap_or_default(),
+        );
     for dir in dirs {
         let candidate = dir.join(name);
         if candidate.is_file() {
             return candidate;
         }
     }
-    panic!("the reference `{name}` is needed for this test: install it (cargo install {name}) or set WAVE_TOOLS");
+    panic!(
+        "the reference `{name}` is needed for this test: install it (cargo install {name}) or set WAVE_TOOLS"
+    );
 }
 
 fn scratch(test: &str) -> PathBuf {
@@ -86,10 +92,29 @@ fn vector_add_dumps_and_stats() {
         "vadd",
         source,
         &[
-            "--grid", "2,1,1", "--workgroup", "64,1,1", "--wave-width", "16", "--device-memory", "4096",
-            "--fill-iota", "0:f32:128:0.5", "--fill-iota", "512:f32:128:3", "--fill-zero", "1024:f32:128",
-            "--set-reg", "10:512", "--set-reg", "11:0x400", "--dump-f32", "1024:128", "--dump-memory",
-            "0x400:0x428", "--stats",
+            "--grid",
+            "2,1,1",
+            "--workgroup",
+            "64,1,1",
+            "--wave-width",
+            "16",
+            "--device-memory",
+            "4096",
+            "--fill-iota",
+            "0:f32:128:0.5",
+            "--fill-iota",
+            "512:f32:128:3",
+            "--fill-zero",
+            "1024:f32:128",
+            "--set-reg",
+            "10:512",
+            "--set-reg",
+            "11:0x400",
+            "--dump-f32",
+            "1024:128",
+            "--dump-memory",
+            "0x400:0x428",
+            "--stats",
         ],
     );
 }
@@ -137,6 +162,18 @@ fn loop_divergence_barrier_and_local_memory() {
     same_output(
         "mix",
         source,
-        &["--workgroup", "32,1,1", "--wave-width", "8", "--device-memory", "1024", "--dump-f32", "0:32", "--dump-memory", "0x100:0x180", "--stats"],
+        &[
+            "--workgroup",
+            "32,1,1",
+            "--wave-width",
+            "8",
+            "--device-memory",
+            "1024",
+            "--dump-f32",
+            "0:32",
+            "--dump-memory",
+            "0x100:0x180",
+            "--stats",
+        ],
     );
 }

@@ -26,8 +26,11 @@ fn gemm(c: &mut Criterion) {
     }
     let n = 128usize;
     let mut out = vec![0f32; n * n];
-    group.bench_function("native/naive/128", |b| b.iter(|| native::gemm_naive(n, &p128.a, &p128.b, &mut out)));
-    group.bench_function("native/blocked/128", |b| b.iter(|| native::gemm_blocked(n, &p128.a, &p128.b, &mut out)));
+    group
+        .bench_function("native/naive/128", |b| b.iter(|| native::gemm_naive(n, &p128.a, &p128.b, &mut out)));
+    group.bench_function("native/blocked/128", |b| {
+        b.iter(|| native::gemm_blocked(n, &p128.a, &p128.b, &mut out))
+    });
     group.finish();
 }
 

@@ -20,7 +20,9 @@ fn streams(c: &mut Criterion) {
         });
     }
     for groups in [1, 1024] {
-        group.bench_function(format!("jit/launch/{groups}"), |b| b.iter(|| time_launch(&jit, groups, &run, Repeat::ONCE)));
+        group.bench_function(format!("jit/launch/{groups}"), |b| {
+            b.iter(|| time_launch(&jit, groups, &run, Repeat::ONCE))
+        });
         group.bench_function(format!("interp/launch/{groups}"), |b| {
             b.iter(|| time_launch(&interp, groups, &run, Repeat::ONCE))
         });

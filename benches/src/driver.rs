@@ -91,7 +91,8 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
     let _ = writeln!(out, "kernels: gemm_naive (one output per thread), gemm_tiled (64×64 tiles, K in local memory by 16, 4×4 outputs per thread)");
     if opts.jit {
         for which in GemmKernel::ALL {
-            let compiled = which.kernel().map_err(|e| e.to_string()).and_then(|k| jit_compile_time(&k, &opts.run));
+            let compiled =
+                which.kernel().map_err(|e| e.to_string()).and_then(|k| jit_compile_time(&k, &opts.run));
             let text = match compiled {
                 Ok(t) => secs(t),
                 Err(e) => format!("error: {e}"),
@@ -119,7 +120,12 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
         let reference = problem.reference();
         let flops = problem.flops();
         let mut rows: Vec<Row> = Vec::new();
-        let mut engine_rows = |engine: &dyn Engine, label: &str, run: RunOptions, rows: &mut Vec<Row>, repeat: Repeat, skip: &dyn Fn(GemmKernel) -> Option<String>| {
+        let mut engine_rows = |engine: &dyn Engine,
+                               label: &str,
+                               run: RunOptions,
+                               rows: &mut Vec<Row>,
+                               repeat: Repeat,
+                               skip: &dyn Fn(GemmKernel) -> Option<String>| {
             for which in GemmKernel::ALL {
                 let kernel = which.name().trim_start_matches("gemm_").to_string();
                 if let Some(why) = skip(which) {
@@ -133,12 +139,19 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
                         let note = format!("{err:.1e}{}", if err > 1e-4 { "  WRONG" } else { "" });
                         rows.push(Row { engine: label.into(), kernel, time: Ok(t.best), note });
                     }
-                    Err(e) => rows.push(Row { engine: label.into(), kernel, time: Err(e.to_string()), note: String::new() }),
+                    Err(e) => rows.push(Row {
+                        engine: label.into(),
+                        kernel,
+                        time: Err(e.to_string()),
+                        note: String::new(),
+                    }),
                 }
             }
         };
         let repeat = Repeat { budget: opts.budget, max_runs: 20 };
-        let tile_skip = |which: GemmKernel| (n % which.tile() != 0).then(|| format!("N is not a multiple of {}", which.tile()));
+        let tile_skip = |which: GemmKernel| {
+            (n % which.tile() != 0).then(|| format!("N is not a multiple of {}", which.tile()))
+        };
         if opts.jit {
             engine_rows(&jit, "jit", opts.run, &mut rows, repeat, &tile_skip);
             if opts.unchecked_too && !opts.run.unchecked {
@@ -148,7 +161,11 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
         }
         if opts.interp {
             let estimate = |which: GemmKernel| {
-                interp_small.iter().find(|(w, _)| *w == which).and_then(|(_, s)| *s).map(|s| s * (n as f64 / 64.0).powi(3))
+                interp_small
+                    .iter()
+                    .find(|(w, _)| *w == which)
+                    .and_then(|(_, s)| *s)
+                    .map(|s| s * (n as f64 / 64.0).powi(3))
             };
             let skip = |which: GemmKernel| {
                 tile_skip(which).or_else(|| match estimate(which) {
@@ -159,11 +176,21 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
                     Some(_) => None,
                 })
             };
-            engine_rows(&interp, "interp", opts.run, &mut rows, Repeat { budget: Duration::ZERO, max_runs: 1 }, &skip);
+            engine_rows(
+                &interp,
+                "interp",
+                opts.run,
+                &mut rows,
+                Repeat { budget: Duration::ZERO, max_runs: 1 },
+                &skip,
+            );
         }
         if opts.native {
             let nn = n as usize;
-            for (kernel, f) in [("naive", native::gemm_naive as fn(usize, &[f32], &[f32], &mut [f32])), ("blocked", native::gemm_blocked)] {
+            for (kernel, f) in [
+                ("naive", native::gemm_naive as fn(usize, &[f32], &[f32], &mut [f32])),
+                ("blocked", native::gemm_blocked),
+            ] {
                 progress(&format!("gemm N = {n}: native {kernel}"));
                 let mut c = vec![0f32; nn * nn];
                 let mut best = Duration::MAX;
@@ -176,14 +203,19 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
                     runs += 1;
                 }
                 let err = native::max_relative_error(&c, &reference);
-                rows.push(Row { engine: "native".into(), kernel: kernel.into(), time: Ok(best), note: format!("{err:.1e}") });
+                rows.push(Row {
+                    engine: "native".into(),
+                    kernel: kernel.into(),
+                    time: Ok(best),
+                    note: format!("{err:.1e}"),
+                });
             }
         }
         let _ = writeln!(out, "\nN = {n}");
         let _ = writeln!(
             out,
-            "  {:<14} {:<8} {:>11} {:>9} {:>10} {:>12}  {}",
-            "engine", "kernel", "best time", "GFLOP/s", "× interp", "× native-blk", "max rel. error"
+            "  {:<14} {:<8} {:>11} {:>9} {:>10} {:>12}  max rel. error",
+            "engine", "kernel", "best time", "GFLOP/s", "× interp", "× native-blk"
         );
         let time_of = |engine: &str, kernel: &str| {
             rows.iter().find(|r| r.engine == engine && r.kernel == kernel).and_then(|r| r.time.clone().ok())
@@ -195,7 +227,11 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
                     let ratio = |base: Option<Duration>| {
                         base.map_or("-".to_string(), |b| format!("{:.2}", b.as_secs_f64() / t.as_secs_f64()))
                     };
-                    let vs_interp = if r.engine == "interp" { "1.00".to_string() } else { ratio(time_of("interp", &r.kernel)) };
+                    let vs_interp = if r.engine == "interp" {
+                        "1.00".to_string()
+                    } else {
+                        ratio(time_of("interp", &r.kernel))
+                    };
                     let _ = writeln!(
                         out,
                         "  {:<14} {:<8} {:>11} {:>9.3} {:>10} {:>12}  {}",
@@ -219,7 +255,11 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
 }
 
 /// `wave-jit bench vecadd|reduction|histogram|prefix-sum`.
-pub fn bench_stream(which: Stream, opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<String, BenchError> {
+pub fn bench_stream(
+    which: Stream,
+    opts: &BenchOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<String, BenchError> {
     let jit = wave_jit_codegen::jit_engine();
     let interp = Interpreter::new();
     let sizes = if opts.sizes.is_empty() { vec![1 << 20] } else { opts.sizes.clone() };
@@ -247,12 +287,19 @@ pub fn bench_stream(which: Stream, opts: &BenchOptions, progress: &mut dyn FnMut
         let repeat = Repeat { budget: opts.budget, max_runs: 50 };
         if opts.jit {
             progress(&format!("{} n = {n}: jit", which.name()));
-            rows.push(("jit".into(), workloads::run_stream(&jit, which, n, &opts.run, repeat).map(|t| t.best).map_err(|e| e.to_string())));
+            rows.push((
+                "jit".into(),
+                workloads::run_stream(&jit, which, n, &opts.run, repeat)
+                    .map(|t| t.best)
+                    .map_err(|e| e.to_string()),
+            ));
             if opts.unchecked_too && !opts.run.unchecked {
                 let run = RunOptions { unchecked: true, ..opts.run };
                 rows.push((
                     "jit unchecked".into(),
-                    workloads::run_stream(&jit, which, n, &run, repeat).map(|t| t.best).map_err(|e| e.to_string()),
+                    workloads::run_stream(&jit, which, n, &run, repeat)
+                        .map(|t| t.best)
+                        .map_err(|e| e.to_string()),
                 ));
             }
         }
@@ -262,7 +309,9 @@ pub fn bench_stream(which: Stream, opts: &BenchOptions, progress: &mut dyn FnMut
                 Some(e) if e > opts.interp_limit.as_secs_f64() => Err(format!("skipped: estimated {e:.0} s")),
                 Some(_) => {
                     progress(&format!("{} n = {n}: interpreter", which.name()));
-                    workloads::run_stream(&interp, which, n, &opts.run, Repeat::ONCE).map(|t| t.best).map_err(|e| e.to_string())
+                    workloads::run_stream(&interp, which, n, &opts.run, Repeat::ONCE)
+                        .map(|t| t.best)
+                        .map_err(|e| e.to_string())
                 }
             };
             rows.push(("interp".into(), time));
@@ -272,7 +321,8 @@ pub fn bench_stream(which: Stream, opts: &BenchOptions, progress: &mut dyn FnMut
             match time {
                 Ok(t) => {
                     let gbs = which.bytes(n) as f64 / t.as_secs_f64() / 1e9;
-                    let x = interp_time.map_or("-".into(), |b| format!("{:.1}", b.as_secs_f64() / t.as_secs_f64()));
+                    let x = interp_time
+                        .map_or("-".into(), |b| format!("{:.1}", b.as_secs_f64() / t.as_secs_f64()));
                     let _ = writeln!(out, "  {engine:<14} {:>11} {gbs:>9.3} {x:>10}", secs(t));
                 }
                 Err(why) => {
@@ -290,8 +340,16 @@ pub fn bench_launch(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Resu
     let interp = Interpreter::new();
     let groups = if opts.sizes.is_empty() { vec![1, 1024] } else { opts.sizes.clone() };
     let mut out = String::new();
-    let _ = writeln!(out, "launch: time per dispatch of an empty kernel (64 threads per workgroup), best of the runs; W = {}", opts.run.wave_width);
-    let _ = writeln!(out, "  {:<10} {:>12} {:>14} {:>16}", "engine", "workgroups", "µs / dispatch", "ns / workgroup");
+    let _ = writeln!(
+        out,
+        "launch: time per dispatch of an empty kernel (64 threads per workgroup), best of the runs; W = {}",
+        opts.run.wave_width
+    );
+    let _ = writeln!(
+        out,
+        "  {:<10} {:>12} {:>14} {:>16}",
+        "engine", "workgroups", "µs / dispatch", "ns / workgroup"
+    );
     let repeat = Repeat { budget: opts.budget, max_runs: 10_000 };
     let mut engines: Vec<(&str, &dyn Engine)> = Vec::new();
     if opts.jit {

@@ -19,7 +19,8 @@ pub const EMPTY: &str = include_str!("../kernels/empty.wave");
 pub fn load(source: &str, file_name: &str, name: &str) -> Result<Kernel, BenchError> {
     let assembled = wave_isa::asm::assemble(source, file_name)
         .map_err(|d| BenchError::Kernel(format!("{file_name}: {d}")))?;
-    let module = Module::from_wbin(&assembled.file).map_err(|e| BenchError::Kernel(format!("{file_name}: {e}")))?;
+    let module =
+        Module::from_wbin(&assembled.file).map_err(|e| BenchError::Kernel(format!("{file_name}: {e}")))?;
     module.kernel(name).cloned().map_err(|e| BenchError::Kernel(format!("{file_name}: {e}")))
 }
 

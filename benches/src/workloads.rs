@@ -27,14 +27,15 @@ impl Default for RunOptions {
 
 impl RunOptions {
     fn dispatch(&self, grid: [u32; 3], args: &[(u8, u32)]) -> Dispatch {
-        let mut d = Dispatch::default();
-        d.grid = grid;
-        d.wave_width = self.wave_width;
-        d.threads = self.threads;
-        d.unchecked = self.unchecked;
-        d.max_instructions = 0;
-        d.initial_registers = args.to_vec();
-        d
+        Dispatch {
+            grid,
+            wave_width: self.wave_width,
+            threads: self.threads,
+            unchecked: self.unchecked,
+            max_instructions: 0,
+            initial_registers: args.to_vec(),
+            ..Dispatch::default()
+        }
     }
 }
 
@@ -141,8 +142,12 @@ pub fn run_gemm(
     repeat: Repeat,
 ) -> Result<(Vec<f32>, Timing), BenchError> {
     let n = problem.n;
-    if n == 0 || n % which.tile() != 0 {
-        return Err(BenchError::Usage(format!("{}: N = {n} is not a multiple of {}", which.name(), which.tile())));
+    if n == 0 || !n.is_multiple_of(which.tile()) {
+        return Err(BenchError::Usage(format!(
+            "{}: N = {n} is not a multiple of {}",
+            which.name(),
+            which.tile()
+        )));
     }
     let kernel = which.kernel()?;
     let matrix = n as u64 * n as u64 * 4;
@@ -230,7 +235,10 @@ pub fn run_stream(
             for i in 0..n as usize {
                 let want = a[i] + b[i];
                 if c[i] != want.to_bits() {
-                    return Err(BenchError::Wrong(format!("vecadd c[{i}] = {}, want {want}", f32::from_bits(c[i]))));
+                    return Err(BenchError::Wrong(format!(
+                        "vecadd c[{i}] = {}, want {want}",
+                        f32::from_bits(c[i])
+                    )));
                 }
             }
             Ok(timing)
@@ -265,7 +273,10 @@ pub fn run_stream(
             }
             if got != want {
                 let bin = (0..256).find(|&i| got[i] != want[i]).unwrap_or(0);
-                return Err(BenchError::Wrong(format!("histogram bin {bin} = {}, want {}", got[bin], want[bin])));
+                return Err(BenchError::Wrong(format!(
+                    "histogram bin {bin} = {}, want {}",
+                    got[bin], want[bin]
+                )));
             }
             Ok(timing)
         }
@@ -297,7 +308,12 @@ pub fn run_stream(
 }
 
 /// Time of one dispatch of the empty kernel over `groups` workgroups (best of the runs).
-pub fn time_launch(engine: &dyn Engine, groups: u32, options: &RunOptions, repeat: Repeat) -> Result<Timing, BenchError> {
+pub fn time_launch(
+    engine: &dyn Engine,
+    groups: u32,
+    options: &RunOptions,
+    repeat: Repeat,
+) -> Result<Timing, BenchError> {
     let kernel = kernels::load(kernels::EMPTY, "empty.wave", "empty")?;
     let mut device = new_device(4096)?;
     let d = options.dispatch([groups.max(1), 1, 1], &[]);

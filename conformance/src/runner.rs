@@ -247,6 +247,9 @@ fn run_at_width(engine: &dyn Engine, kernel: &wave_isa::Kernel, header: &Header,
         local_memory: header.local_memory.unwrap_or(defaults.local_memory),
         initial_registers: header.set_regs.clone(),
         max_instructions: header.max_instructions,
+        // One worker: workgroups then run in the interpreter's order, so programs whose result
+        // depends on workgroup order (atomics returning old values across workgroups) are exact.
+        threads: 1,
         ..defaults
     };
     let run = engine.run(kernel, &dispatch, &mut device);

@@ -615,7 +615,7 @@ impl Writer<'_> {
                 self.ins(format!("setp.eq.u32 %q1, {rb}, 0;"));
                 self.ins(format!("setp.eq.u32 %q2, {ra}, 0x80000000;"));
                 self.ins(format!("setp.eq.and.u32 %q2, {rb}, 0xFFFFFFFF, %q2;"));
-                self.ins(format!("or.pred %q3, %q1, %q2;"));
+                self.ins("or.pred %q3, %q1, %q2;");
                 self.ins(format!("selp.b32 %t1, 1, {rb}, %q3;"));
                 let instr = if inst.op == Idiv { "div.s32" } else { "rem.s32" };
                 self.ins(format!("{instr} %t0, {ra}, %t1;"));

@@ -5,6 +5,7 @@
 //! - written as HIP, compiles with clang for `gfx90a` (wave64) and `gfx1030` (wave32);
 //! - written as SYCL, runs on the OpenCL CPU device through `$WAVE_SYCL_RUNNER`, and its device
 //!   memory afterwards equals the interpreter's at the same wave width.
+//!
 //! Kernels are compiled in batches (one file, many entries) to keep the run short; a failing
 //! batch is compiled again kernel by kernel so each failure names its program.
 

@@ -17,6 +17,6 @@ pub mod wbin;
 
 pub use instr::{Instruction, Operand, PredRef};
 pub use ir::{Block, FuncId, Function, Kernel, KernelMeta, Stmt, StmtKind};
-pub use opcodes::{Class, Kind, Op, Scope, SpecialReg};
 pub use module::{load_file, LoadError, Module};
+pub use opcodes::{Class, Kind, Op, Scope, SpecialReg};
 pub use wbin::{WbinFile, WbinKernel};

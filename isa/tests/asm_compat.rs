@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use wave_isa::asm::assemble;
 use wave_isa::ir::decode_code;
-use wave_isa::opcodes::{Class, Kind, Op, Scope, SPECIAL_REGISTERS, OPS};
+use wave_isa::opcodes::{Class, Kind, Op, Scope, OPS, SPECIAL_REGISTERS};
 use wave_isa::wbin::WbinFile;
 
 /// One instruction in a form both decoders can produce.
@@ -53,8 +53,13 @@ fn reference_program(binary: &[u8]) -> Vec<Vec<Normal>> {
                 .into_iter()
                 .map(|d| {
                     let debug = format!("{:?}", d.operation);
-                    let mnemonic = if debug.starts_with("MovSr") { "mov_sr".to_string() } else { d.mnemonic() };
-                    Normal { mnemonic, operands: reference_operands(&debug), predicate: (d.predicate, d.predicate_negated) }
+                    let mnemonic =
+                        if debug.starts_with("MovSr") { "mov_sr".to_string() } else { d.mnemonic() };
+                    Normal {
+                        mnemonic,
+                        operands: reference_operands(&debug),
+                        predicate: (d.predicate, d.predicate_negated),
+                    }
                 })
                 .collect()
         })
@@ -202,7 +207,8 @@ fn every_reference_mnemonic_agrees() {
 /// Guards against a vacuous comparison: the reference side really yields operands.
 #[test]
 fn reference_side_is_decoded_in_full() {
-    let src = ".kernel k\n@!p2 atomic_add r5, r2, r3, .device\nmov r1, sr_lane_id\nbfi r1, r2, r3, r4, r5\n.end\n";
+    let src =
+        ".kernel k\n@!p2 atomic_add r5, r2, r3, .device\nmov r1, sr_lane_id\nbfi r1, r2, r3, r4, r5\n.end\n";
     let binary = wave_asm::assemble(src, "k.wave").unwrap().binary;
     let program = reference_program(&binary);
     let expect = |m: &str, operands: Vec<u32>, predicate| Normal { mnemonic: m.into(), operands, predicate };

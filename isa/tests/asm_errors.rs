@@ -29,17 +29,32 @@ fn check(src: &str, at: &str, message: &str, hint: Option<&str>) {
 #[test]
 fn lexical_and_operand_syntax() {
     check(&kernel("  r1: nop"), "2:3", "`r1` is a register name and cannot be a label", None);
-    check(&kernel("  @q1 iadd r1, r2, r3"), "2:4", "expected a predicate register, found `q1`", Some("`@` must be followed"));
+    check(
+        &kernel("  @q1 iadd r1, r2, r3"),
+        "2:4",
+        "expected a predicate register, found `q1`",
+        Some("`@` must be followed"),
+    );
     check(&kernel("  @p4 nop"), "2:4", "predicate register `p4` does not exist", Some("p0 to p3"));
     check(&kernel("  , iadd"), "2:3", "expected an instruction, found `,`", None);
     check(&kernel("  @p1"), "2:6", "expected an instruction after the predicate", None);
     check(&kernel("  iadd r1, r2,"), "2:15", "expected an operand after `,`", None);
     check(&kernel("  iadd r1, r2 r3"), "2:15", "expected `,` or end of line, found `r3`", Some("commas"));
     check(&kernel("  fence_acquire .galaxy"), "2:17", "unknown scope `.galaxy`", Some(".wave, .workgroup"));
-    check(&kernel("  fence_acquire .devic"), "2:17", "unknown scope `.devic`", Some("did you mean `.device`?"));
+    check(
+        &kernel("  fence_acquire .devic"),
+        "2:17",
+        "unknown scope `.devic`",
+        Some("did you mean `.device`?"),
+    );
     check(&kernel("  mov_imm r1, -x"), "2:15", "`-` must be followed by a number", None);
     check(&kernel("  iadd r1, $, r2"), "2:12", "expected an operand, found `$`", None);
-    check(&kernel("  hadd r0.lo, r1, r2"), "2:8", "register halves (`.lo`) are not supported", Some("silently drops"));
+    check(
+        &kernel("  hadd r0.lo, r1, r2"),
+        "2:8",
+        "register halves (`.lo`) are not supported",
+        Some("silently drops"),
+    );
     check(&kernel("  iadd r0.x, r1, r2"), "2:10", "unexpected `.x` after a register", None);
     check(&kernel("  iadd r256, r1, r2"), "2:8", "register `r256` does not exist", Some("r0 to r255"));
     check(&kernel("  mov r1, sr_lane"), "2:11", "unknown special register `sr_lane`", Some("`sr_lane_id`"));
@@ -53,14 +68,29 @@ fn lexical_and_operand_syntax() {
 fn directive_syntax() {
     check(".kernel\n", "1:8", "expected a kernel name after `.kernel`", None);
     check(".kernel 5\n", "1:9", "expected a kernel name, found `5`", None);
-    check(".kernel k\n.registres 8\n.end\n", "2:1", "unknown directive `.registres`", Some("did you mean `.registers`?"));
-    check(".kernel k\n.cached\n.end\n", "2:1", "unknown directive `.cached`", Some("belongs after a mnemonic"));
+    check(
+        ".kernel k\n.registres 8\n.end\n",
+        "2:1",
+        "unknown directive `.registres`",
+        Some("did you mean `.registers`?"),
+    );
+    check(
+        ".kernel k\n.cached\n.end\n",
+        "2:1",
+        "unknown directive `.cached`",
+        Some("belongs after a mnemonic"),
+    );
     check(".kernel k\n.workgroup_size 8 1 1\n.end\n", "2:19", "expected `,`, found `1`", Some("X, Y, Z"));
     check(".kernel k\n.workgroup_size 8, 1\n.end\n", "2:21", "expected `,`", None);
     check(".kernel k\n.registers 1.5\n.end\n", "2:12", ".registers needs an integer, found `1.5`", None);
     check(".kernel k\n.registers -4\n.end\n", "2:12", ".registers needs a non-negative integer", None);
     check(".kernel k\n.local_memory\n.end\n", "2:14", ".local_memory needs an integer", None);
-    check(".kernel k\n.local_memory 99999999999\n.end\n", "2:15", "`99999999999` does not fit in 32 bits", None);
+    check(
+        ".kernel k\n.local_memory 99999999999\n.end\n",
+        "2:15",
+        "`99999999999` does not fit in 32 bits",
+        None,
+    );
     check(".kernel k\n.registers r8\n.end\n", "2:12", ".registers needs an integer, found `r8`", None);
     check(".kernel k extra\n.end\n", "1:11", "unexpected `extra` after `.kernel`", None);
     check(".kernel k\n.registers 0\nnop\n.end\n", "2:1", "`.registers 0` is out of range", Some("1 to 256"));
@@ -69,17 +99,52 @@ fn directive_syntax() {
 
 #[test]
 fn instruction_matching() {
-    check(&kernel("  icmp_lz p1, r2, r3"), "2:3", "unknown instruction `icmp_lz`", Some("did you mean `icmp_lt`?"));
-    check(&kernel("  icmp.lz p1, r2, r3"), "2:3", "unknown instruction `icmp.lz`", Some("did you mean `icmp_lt`?"));
-    check(&kernel("  fcmp_ge p1, r2, r3"), "2:3", "unknown instruction `fcmp_ge`", Some("fcmp_le pD, rB, rA"));
-    check(&kernel("  atomic_add.device r1, r2, r3, .wave"), "2:13", "scope given twice (as a suffix and as an operand)", None);
+    check(
+        &kernel("  icmp_lz p1, r2, r3"),
+        "2:3",
+        "unknown instruction `icmp_lz`",
+        Some("did you mean `icmp_lt`?"),
+    );
+    check(
+        &kernel("  icmp.lz p1, r2, r3"),
+        "2:3",
+        "unknown instruction `icmp.lz`",
+        Some("did you mean `icmp_lt`?"),
+    );
+    check(
+        &kernel("  fcmp_ge p1, r2, r3"),
+        "2:3",
+        "unknown instruction `fcmp_ge`",
+        Some("fcmp_le pD, rB, rA"),
+    );
+    check(
+        &kernel("  atomic_add.device r1, r2, r3, .wave"),
+        "2:13",
+        "scope given twice (as a suffix and as an operand)",
+        None,
+    );
     check(&kernel("  atomic_add.device.wave r1, r2, r3"), "2:20", "scope given twice", None);
     check(&kernel("  iadd.fast r1, r2, r3"), "2:7", "unknown suffix `.fast` on `iadd`", Some("cache hints"));
     check(&kernel("  iadd.device r1, r2, r3"), "2:7", "`iadd` takes no scope", None);
     check(&kernel("  iadd r1, r2, r3, .device"), "2:20", "`iadd` takes no scope", None);
-    check(&kernel("  atomic_add r1, .device, r2"), "2:18", "scope must be the last operand", Some("usage: atomic_add"));
-    check(&kernel("  iadd r1, r2"), "2:8", "`iadd` takes 3 operands, found 2", Some("usage: iadd rN, rN, rN"));
-    check(&kernel("  atomic_add r1, r2"), "2:14", "`atomic_add` takes 3 or 4 operands, found 2", Some("[rN]"));
+    check(
+        &kernel("  atomic_add r1, .device, r2"),
+        "2:18",
+        "scope must be the last operand",
+        Some("usage: atomic_add"),
+    );
+    check(
+        &kernel("  iadd r1, r2"),
+        "2:8",
+        "`iadd` takes 3 operands, found 2",
+        Some("usage: iadd rN, rN, rN"),
+    );
+    check(
+        &kernel("  atomic_add r1, r2"),
+        "2:14",
+        "`atomic_add` takes 3 or 4 operands, found 2",
+        Some("[rN]"),
+    );
     check(&kernel("  halt r1"), "2:8", "`halt` takes 0 operands, found 1", None);
     check(&kernel("  @p1 if p2"), "2:3", "`if` cannot be predicated", Some("wrap a call in `if`"));
     check(&kernel("  @p1 call f\nf: return"), "2:3", "`call` cannot be predicated", None);
@@ -91,9 +156,19 @@ fn instruction_matching() {
     check(&kernel("  mov_imm r1, r2"), "2:15", "expected immediate, found `r2`", None);
     check(&kernel("  fence_acquire r1"), "2:17", "expected scope, found `r1`", Some(".device"));
     check(&kernel("  call r1"), "2:8", "expected label, found `r1`", None);
-    check(&kernel("  select r1, !p1, r2, r3"), "2:14", "`select` cannot take a negated predicate", Some("only `if`, `break` and `continue`"));
+    check(
+        &kernel("  select r1, !p1, r2, r3"),
+        "2:14",
+        "`select` cannot take a negated predicate",
+        Some("only `if`, `break` and `continue`"),
+    );
     check(&kernel("  mov_imm r1, 4294967296"), "2:15", "immediate 4294967296 does not fit in 32 bits", None);
-    check(&kernel("  mov_imm r1, -2147483649"), "2:15", "immediate -2147483649 does not fit in 32 bits", None);
+    check(
+        &kernel("  mov_imm r1, -2147483649"),
+        "2:15",
+        "immediate -2147483649 does not fit in 32 bits",
+        None,
+    );
 }
 
 #[test]
@@ -102,26 +177,67 @@ fn kernel_structure() {
     check("nop\n", "1:1", "instruction outside a kernel", Some(".kernel NAME"));
     check("top:\n.kernel k\nnop\n.end\n", "1:1", "label `top` outside a kernel", None);
     check(&kernel("a: nop\na: nop"), "3:1", "label `a` is already defined in kernel `k` (line 2)", None);
-    check(".kernel a\nnop\n.kernel b\nnop\n.end\n", "3:1", "`.kernel b` inside kernel `a` (opened at line 1)", Some("`.end` first"));
+    check(
+        ".kernel a\nnop\n.kernel b\nnop\n.end\n",
+        "3:1",
+        "`.kernel b` inside kernel `a` (opened at line 1)",
+        Some("`.end` first"),
+    );
     check(".end\n", "1:1", "`.end` without a matching `.kernel`", None);
     check(".registers 8\n.kernel k\nnop\n.end\n", "1:1", "directive outside a kernel", None);
 }
 
 #[test]
 fn kernel_level_checks() {
-    check(&kernel("  iadd r32, r1, r2"), "2:8", "register r32 is beyond the 32 registers of kernel `k`", Some("unless it declares `.registers N`"));
-    check(".kernel k\n.registers 8\n  dadd r6, r7, r0\n.end\n", "3:12", "register r7 (covering r7 to r8) is beyond the 8 registers of kernel `k`", Some("raise"));
-    check(".kernel k\n.registers 8\n  device_load_u128 r5, r0\n.end\n", "3:20", "register r5 (covering r5 to r8) is beyond the 8 registers of kernel `k`", None);
+    check(
+        &kernel("  iadd r32, r1, r2"),
+        "2:8",
+        "register r32 is beyond the 32 registers of kernel `k`",
+        Some("unless it declares `.registers N`"),
+    );
+    check(
+        ".kernel k\n.registers 8\n  dadd r6, r7, r0\n.end\n",
+        "3:12",
+        "register r7 (covering r7 to r8) is beyond the 8 registers of kernel `k`",
+        Some("raise"),
+    );
+    check(
+        ".kernel k\n.registers 8\n  device_load_u128 r5, r0\n.end\n",
+        "3:20",
+        "register r5 (covering r5 to r8) is beyond the 8 registers of kernel `k`",
+        None,
+    );
     // `.registers` given after the code still bounds it.
-    check(".kernel k\n  iadd r9, r1, r2\n.registers 8\n.end\n", "2:8", "register r9 is beyond the 8 registers of kernel `k`", None);
-    check(&kernel("  call f\nf:"), "2:8", "label `f` is at the end of kernel `k`: no instruction follows it", None);
-    check(&kernel("  call helpr\nhelper: return"), "2:8", "undefined label `helpr` in kernel `k`", Some("did you mean `helper`?"));
-    check(".kernel a\nf: return\n.end\n.kernel b\n  call f\n.end\n", "5:8", "undefined label `f` in kernel `b`", Some("a label of kernel `a`"));
+    check(
+        ".kernel k\n  iadd r9, r1, r2\n.registers 8\n.end\n",
+        "2:8",
+        "register r9 is beyond the 8 registers of kernel `k`",
+        None,
+    );
+    check(
+        &kernel("  call f\nf:"),
+        "2:8",
+        "label `f` is at the end of kernel `k`: no instruction follows it",
+        None,
+    );
+    check(
+        &kernel("  call helpr\nhelper: return"),
+        "2:8",
+        "undefined label `helpr` in kernel `k`",
+        Some("did you mean `helper`?"),
+    );
+    check(
+        ".kernel a\nf: return\n.end\n.kernel b\n  call f\n.end\n",
+        "5:8",
+        "undefined label `f` in kernel `b`",
+        Some("a label of kernel `a`"),
+    );
 }
 
 #[test]
 fn all_errors_are_reported_in_order() {
-    let src = ".kernel k\n  iadd r1, r2\n  nop\n  bogus\n  mov r1, sr_nope\n  iadd r40, r0, r0\n  call nowhere\n";
+    let src =
+        ".kernel k\n  iadd r1, r2\n  nop\n  bogus\n  mov r1, sr_nope\n  iadd r40, r0, r0\n  call nowhere\n";
     let d = assemble(src, "many.wave").unwrap_err();
     let at: Vec<(u32, u32)> = d.errors().map(|e| (e.line, e.column)).collect();
     assert_eq!(at, vec![(1, 1), (2, 8), (4, 3), (5, 11), (6, 8), (7, 8)], "{d}");
@@ -135,7 +251,10 @@ fn all_errors_are_reported_in_order() {
 fn warnings() {
     let warned = |src: &str| {
         let a = assemble(src, "w.wave").unwrap_or_else(|d| panic!("{d}"));
-        a.warnings.iter().map(|w| (w.severity, format!("{}:{} {}", w.line, w.column, w.message))).collect::<Vec<_>>()
+        a.warnings
+            .iter()
+            .map(|w| (w.severity, format!("{}:{} {}", w.line, w.column, w.message)))
+            .collect::<Vec<_>>()
     };
     let w = Severity::Warning;
     assert_eq!(
@@ -152,7 +271,12 @@ fn warnings() {
 
 #[test]
 fn stray_characters_are_reported_where_they_are() {
-    check(&kernel("  iadd r1, é, r2 ; ünïcode in comments is fine"), "2:12", "expected an operand, found `é`", None);
+    check(
+        &kernel("  iadd r1, é, r2 ; ünïcode in comments is fine"),
+        "2:12",
+        "expected an operand, found `é`",
+        None,
+    );
     check(&kernel("\tbogus r1"), "2:2", "unknown instruction `bogus`", None);
 }
 
@@ -161,17 +285,79 @@ mod never_panics {
     use wave_isa::asm::assemble;
 
     const VOCABULARY: &[&str] = &[
-        ".kernel", "k", ".end", ".registers", "8", "300", ".local_memory", ".workgroup_size", "iadd", "atomic_add",
-        "atomic_cas", "local_atomic_cas", "mov", "mov_imm", "mov_sr", "call", "f", "f:", "if", "break", "loop",
-        "endloop", "fence_acquire", "icmp.lt", "device_load.u32", "dadd", "device_load_u128", "r0", "r1", "r31",
-        "r255", "r256", "p0", "p3", "p9", "!p1", "@p1", "@!p0", "@", "!", "-", ",", ":", ".", ".device", "device",
-        ".cached", ".lo", ".x", "sr_lane_id", "sr_bogus", "0x10", "-5", "1.5", "1e99", "inf", "-inf", "nan",
-        "0x", "1_0", "é", "$", ";", "#", "\t",
+        ".kernel",
+        "k",
+        ".end",
+        ".registers",
+        "8",
+        "300",
+        ".local_memory",
+        ".workgroup_size",
+        "iadd",
+        "atomic_add",
+        "atomic_cas",
+        "local_atomic_cas",
+        "mov",
+        "mov_imm",
+        "mov_sr",
+        "call",
+        "f",
+        "f:",
+        "if",
+        "break",
+        "loop",
+        "endloop",
+        "fence_acquire",
+        "icmp.lt",
+        "device_load.u32",
+        "dadd",
+        "device_load_u128",
+        "r0",
+        "r1",
+        "r31",
+        "r255",
+        "r256",
+        "p0",
+        "p3",
+        "p9",
+        "!p1",
+        "@p1",
+        "@!p0",
+        "@",
+        "!",
+        "-",
+        ",",
+        ":",
+        ".",
+        ".device",
+        "device",
+        ".cached",
+        ".lo",
+        ".x",
+        "sr_lane_id",
+        "sr_bogus",
+        "0x10",
+        "-5",
+        "1.5",
+        "1e99",
+        "inf",
+        "-inf",
+        "nan",
+        "0x",
+        "1_0",
+        "é",
+        "$",
+        ";",
+        "#",
+        "\t",
     ];
 
     fn line() -> impl Strategy<Value = String> {
-        prop::collection::vec((prop::sample::select(VOCABULARY), prop::sample::select(&[" ", "", ", "][..])), 0..8)
-            .prop_map(|parts| parts.into_iter().map(|(w, sep)| format!("{w}{sep}")).collect())
+        prop::collection::vec(
+            (prop::sample::select(VOCABULARY), prop::sample::select(&[" ", "", ", "][..])),
+            0..8,
+        )
+        .prop_map(|parts| parts.into_iter().map(|(w, sep)| format!("{w}{sep}")).collect())
     }
 
     proptest! {

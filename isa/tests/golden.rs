@@ -114,8 +114,8 @@ fn golden_kernels_use_every_mnemonic() {
 fn golden_kernels_build_and_validate() {
     for (path, text) in sources() {
         for k in assemble_ok(&path, &text).kernels {
-            let kernel = build_kernel(k.meta.clone(), &k.code)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let kernel =
+                build_kernel(k.meta.clone(), &k.code).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             if let Err(errors) = validate(&kernel) {
                 let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
                 panic!("{}:\n{}", path.display(), list.join("\n"));

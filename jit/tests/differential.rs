@@ -24,7 +24,11 @@ fn jit_matches_interpreter_on_random_programs() {
         count: PROGRAMS,
         seed: 0x5EED_2026,
         widths: vec![4, 8, 16, 32, 64],
-        gen: GenConfig { excluded_ops: NOT_YET_SUPPORTED.to_vec(), ..GenConfig::default() },
+        gen: GenConfig {
+            max_statements: 24,
+            excluded_ops: NOT_YET_SUPPORTED.to_vec(),
+            ..GenConfig::default()
+        },
         minimize_budget: 1500,
     };
     match fuzz_diff_with(engine.as_ref(), &reference, &options, &mut |_| {}) {

@@ -126,7 +126,10 @@ mod tests {
         d.write(60, &[1, 2, 3, 4]).unwrap();
         assert_eq!(d.read(60, 4).unwrap(), &[1, 2, 3, 4]);
         assert_eq!(d.bytes().len(), 64);
-        assert!(matches!(d.write(61, &[0; 4]), Err(DeviceError::OutOfRange { offset: 61, len: 4, size: 64 })));
+        assert!(matches!(
+            d.write(61, &[0; 4]),
+            Err(DeviceError::OutOfRange { offset: 61, len: 4, size: 64 })
+        ));
         assert!(d.read(u64::MAX, 2).is_err());
         assert_eq!(Device::new(0).unwrap_err(), DeviceError::BadSize { size: 0 });
         assert!(Device::new((1 << 32) + 1).is_err());

@@ -3,7 +3,9 @@
 
 use wave_isa::module::load_bytes;
 use wave_isa::Kernel;
-use wave_runtime::{Device, Dispatch, DispatchError, Engine, Interpreter, RunError, RunErrorKind, Space, Stats};
+use wave_runtime::{
+    Device, Dispatch, DispatchError, Engine, Interpreter, RunError, RunErrorKind, Space, Stats,
+};
 
 fn kernel(src: &str) -> Kernel {
     match load_bytes(src.as_bytes(), "test.wave") {
@@ -354,8 +356,14 @@ fn impossible_dispatches_are_rejected_before_running() {
     let e = reject(Dispatch { workgroup: [1100, 1, 1], ..Dispatch::default() }, &mut dev);
     assert_eq!(e, DispatchError::WorkgroupTooLarge { workgroup: [1100, 1, 1], threads: 1100 });
     assert!(e.to_string().contains("76 more than MAX_WORKGROUP_SIZE 1024"), "{e}");
-    assert!(matches!(reject(Dispatch { wave_width: 12, ..Dispatch::default() }, &mut dev), DispatchError::WaveWidth { width: 12 }));
-    assert!(matches!(reject(Dispatch { grid: [1, 0, 1], ..Dispatch::default() }, &mut dev), DispatchError::EmptyGrid { .. }));
+    assert!(matches!(
+        reject(Dispatch { wave_width: 12, ..Dispatch::default() }, &mut dev),
+        DispatchError::WaveWidth { width: 12 }
+    ));
+    assert!(matches!(
+        reject(Dispatch { grid: [1, 0, 1], ..Dispatch::default() }, &mut dev),
+        DispatchError::EmptyGrid { .. }
+    ));
     assert!(matches!(
         reject(Dispatch { local_memory: 2 << 20, ..Dispatch::default() }, &mut dev),
         DispatchError::LocalMemoryTooLarge { .. }

@@ -116,8 +116,19 @@ pub fn check(args: CheckArgs) -> CliResult {
 fn info_table(infos: &[KernelInfo]) -> String {
     let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
     let header = [
-        "kernel", "registers", "local mem", "workgroup", "instrs", "depth", "barriers", "atomics", "wave ops",
-        "f16/bf16", "f64", "mma", "calls",
+        "kernel",
+        "registers",
+        "local mem",
+        "workgroup",
+        "instrs",
+        "depth",
+        "barriers",
+        "atomics",
+        "wave ops",
+        "f16/bf16",
+        "f64",
+        "mma",
+        "calls",
     ];
     let rows: Vec<Vec<String>> = infos
         .iter()

@@ -1,17 +1,165 @@
-//! (being written)
+//! `wave-jit bench …` (benchmarks of the bundled kernels) and `wave-jit fuzz-diff …`
+//! (differential testing of the JIT against the interpreter).
+
 use super::CliResult;
-use clap::Args;
+use clap::{Args, ValueEnum};
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::time::Duration;
+use wave_benches::driver::{self, BenchOptions};
+use wave_benches::workloads::{RunOptions, Stream};
+use wave_jit_codegen::difftest::{self, FuzzOptions};
 
-#[derive(Args, Debug)]
-pub struct BenchArgs {}
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Workload {
+    /// f32 GEMM: naive and tiled WAVE kernels vs native Rust (GFLOP/s)
+    Gemm,
+    /// c = a + b over f32 (GB/s)
+    Vecadd,
+    /// sum of u32 values: wave reduction + atomics (GB/s)
+    Reduction,
+    /// 256-bin histogram with local atomics (GB/s)
+    Histogram,
+    /// exclusive prefix sum of u32 values, three kernels (GB/s)
+    PrefixSum,
+    /// µs per dispatch of an empty kernel
+    Launch,
+}
 
-pub fn bench(_args: BenchArgs) -> CliResult {
-    Err("unsupported: not available yet".into())
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineChoice {
+    /// JIT, interpreter and native Rust side by side
+    All,
+    Jit,
+    Interp,
+    Native,
 }
 
 #[derive(Args, Debug)]
-pub struct FuzzDiffArgs {}
+pub struct BenchArgs {
+    /// What to measure
+    #[arg(value_enum)]
+    workload: Workload,
+    /// Sizes, comma-separated: N for gemm (default 256,512,1024), elements for the streams
+    /// (default 1048576), workgroups for launch (default 1,1024)
+    #[arg(long, value_delimiter = ',')]
+    n: Vec<u32>,
+    /// Which engines to run
+    #[arg(long, value_enum, default_value = "all")]
+    engine: EngineChoice,
+    /// JIT worker threads (0 = all cores)
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Also measure the JIT without bounds checks
+    #[arg(long)]
+    unchecked: bool,
+    /// Wave width
+    #[arg(long, default_value_t = 32)]
+    wave_width: u32,
+    /// Seconds the interpreter may take per measurement (larger sizes are skipped)
+    #[arg(long, default_value_t = 4.0)]
+    interp_limit: f64,
+}
 
-pub fn fuzz_diff(_args: FuzzDiffArgs) -> CliResult {
-    Err("unsupported: not available yet".into())
+/// A progress line on stderr, rewritten in place.
+fn progress_line(message: &str) {
+    let mut err = std::io::stderr();
+    let _ = write!(err, "\r\x1b[K{message}");
+    let _ = err.flush();
+}
+
+fn clear_progress() {
+    let _ = write!(std::io::stderr(), "\r\x1b[K");
+}
+
+pub fn bench(args: BenchArgs) -> CliResult {
+    if !matches!(args.wave_width, 4 | 8 | 16 | 32 | 64) {
+        return Err(format!("wave width {} is not one of 4, 8, 16, 32, 64", args.wave_width));
+    }
+    if !(args.interp_limit.is_finite() && args.interp_limit >= 0.0) {
+        return Err("--interp-limit must be a non-negative number of seconds".into());
+    }
+    let all = args.engine == EngineChoice::All;
+    let options = BenchOptions {
+        sizes: args.n.clone(),
+        jit: all || args.engine == EngineChoice::Jit,
+        interp: all || args.engine == EngineChoice::Interp,
+        native: all || args.engine == EngineChoice::Native,
+        run: RunOptions { wave_width: args.wave_width, threads: args.threads, unchecked: false },
+        unchecked_too: args.unchecked,
+        interp_limit: Duration::from_secs_f64(args.interp_limit),
+        ..BenchOptions::default()
+    };
+    let mut progress = |m: &str| progress_line(m);
+    let result = match args.workload {
+        Workload::Gemm => driver::bench_gemm(&options, &mut progress),
+        Workload::Vecadd => driver::bench_stream(Stream::Vecadd, &options, &mut progress),
+        Workload::Reduction => driver::bench_stream(Stream::Reduction, &options, &mut progress),
+        Workload::Histogram => driver::bench_stream(Stream::Histogram, &options, &mut progress),
+        Workload::PrefixSum => driver::bench_stream(Stream::PrefixSum, &options, &mut progress),
+        Workload::Launch => driver::bench_launch(&options, &mut progress),
+    };
+    clear_progress();
+    let text = result.map_err(|e| e.to_string())?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args, Debug)]
+pub struct FuzzDiffArgs {
+    /// Number of random programs
+    #[arg(long, default_value_t = 1000)]
+    count: u64,
+    /// Session seed (the same seed generates the same programs)
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Wave widths, used in turn (default: 4,8,16,32,64)
+    #[arg(long, value_delimiter = ',')]
+    wave_width: Vec<u32>,
+    /// Where to write the failing program and its device data (`.wave` and `.bin`)
+    #[arg(long, default_value = "fuzz-diff-failure")]
+    out: String,
+}
+
+pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
+    let widths = if args.wave_width.is_empty() { vec![4, 8, 16, 32, 64] } else { args.wave_width.clone() };
+    if let Some(w) = widths.iter().find(|w| !matches!(w, 4 | 8 | 16 | 32 | 64)) {
+        return Err(format!("wave width {w} is not one of 4, 8, 16, 32, 64"));
+    }
+    let jit = wave_jit_codegen::jit_engine();
+    let interp = wave_runtime::Interpreter::new();
+    let options = FuzzOptions { count: args.count, seed: args.seed, widths, ..FuzzOptions::default() };
+    let mut last_shown = 0u64;
+    let mut progress = |p: &difftest::Progress| {
+        if p.done == p.total || p.done == 0 || p.done - last_shown >= 25 {
+            last_shown = p.done;
+            progress_line(&format!(
+                "fuzz-diff: {}/{} programs agree (W = {}), {:.1} s",
+                p.done,
+                p.total,
+                p.wave_width,
+                p.elapsed.as_secs_f64()
+            ));
+        }
+    };
+    let result = difftest::fuzz_diff_with(&jit, &interp, &options, &mut progress);
+    clear_progress();
+    match result {
+        Ok(report) => {
+            println!("fuzz-diff: {report}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(mismatch) => {
+            println!("{mismatch}");
+            let wave = format!("{}.wave", args.out);
+            let data = format!("{}.bin", args.out);
+            std::fs::write(&wave, mismatch.program_text()).map_err(|e| format!("{wave}: {e}"))?;
+            std::fs::write(&data, mismatch.data()).map_err(|e| format!("{data}: {e}"))?;
+            println!(
+                "written: {wave}, {data}; reproduce with: wave-jit run {wave} {} --arg 0:{data}",
+                mismatch.dispatch_flags()
+            );
+            Ok(ExitCode::from(1))
+        }
+    }
 }

@@ -34,7 +34,7 @@ pub struct ConformanceArgs {
 fn engine(kind: EngineKind) -> Result<Box<dyn Engine>, String> {
     match kind {
         EngineKind::Interp => Ok(Box::new(Interpreter::new())),
-        EngineKind::Jit => Err("unsupported: the JIT engine is not available yet".into()),
+        EngineKind::Jit => Ok(Box::new(wave_jit_codegen::jit_engine())),
     }
 }
 

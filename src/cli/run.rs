@@ -148,7 +148,8 @@ fn init_memory(args: &RunArgs, device: &mut Device) -> Result<(), String> {
         device.write(offset, &bytes).map_err(|e| e.to_string())?;
     }
     for spec in &args.arg {
-        let (offset, path) = split2("arg", spec, "OFFSET:FILE").map_err(|_| "invalid --arg: expected format OFFSET:FILE")?;
+        let (offset, path) =
+            split2("arg", spec, "OFFSET:FILE").map_err(|_| "invalid --arg: expected format OFFSET:FILE")?;
         let offset = parse_number(offset).map_err(|e| format!("invalid --arg: {e}"))?;
         let bytes = std::fs::read(path).map_err(|e| format!("failed to open {path}: {e}"))?;
         device.write(offset, &bytes).map_err(|e| e.to_string())?;
@@ -219,8 +220,12 @@ fn dumps(args: &RunArgs, device: &Device) -> Result<String, String> {
     }
     let f32_of = |b: &[u8]| format!("{:?}", f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string();
-    let f16_of = |b: &[u8]| format!("{:?}", wave_runtime::semantics::f16_to_f32(u16::from_le_bytes([b[0], b[1]]) as u32));
-    let bf16_of = |b: &[u8]| format!("{:?}", wave_runtime::semantics::bf16_to_f32(u16::from_le_bytes([b[0], b[1]]) as u32));
+    let f16_of = |b: &[u8]| {
+        format!("{:?}", wave_runtime::semantics::f16_to_f32(u16::from_le_bytes([b[0], b[1]]) as u32))
+    };
+    let bf16_of = |b: &[u8]| {
+        format!("{:?}", wave_runtime::semantics::bf16_to_f32(u16::from_le_bytes([b[0], b[1]]) as u32))
+    };
     if let Some(spec) = &args.dump_f32 {
         dump_values(&mut out, device, "dump-f32", spec, 4, f32_of)?;
     }
@@ -264,15 +269,20 @@ pub fn run(args: RunArgs) -> CliResult {
         unchecked: args.unchecked,
     };
     let engine: Box<dyn Engine> = match args.engine.as_str() {
-        "interp" if args.trace => Box::new(Interpreter::with_trace(Box::new(std::io::BufWriter::new(std::io::stderr())))),
+        "interp" if args.trace => {
+            Box::new(Interpreter::with_trace(Box::new(std::io::BufWriter::new(std::io::stderr()))))
+        }
         "interp" => Box::new(Interpreter::new()),
-        "jit" => return Err("unsupported: the JIT engine is not available yet".into()),
+        "jit" => Box::new(wave_jit_codegen::jit_engine()),
         other => return Err(format!("unknown engine `{other}` (choose interp or jit)")),
     };
     let (module, _) = wave_isa::module::load_file(&args.file).map_err(|e| e.to_string())?;
     let kernel = match &args.kernel {
         Some(selector) => module.kernel(selector).map_err(|e| e.to_string())?,
-        None => module.kernels.first().ok_or_else(|| format!("{}: the file has no kernels", args.file.display()))?,
+        None => module
+            .kernels
+            .first()
+            .ok_or_else(|| format!("{}: the file has no kernels", args.file.display()))?,
     };
     let mut device = Device::new(args.device_memory).map_err(|e| e.to_string())?;
     init_memory(&args, &mut device)?;
@@ -290,7 +300,10 @@ pub fn run(args: RunArgs) -> CliResult {
         let _ = write!(out, "{stats}");
     }
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()).map_err(|e| format!("cannot write output: {e}"))?;
+    stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("cannot write output: {e}"))?;
     if std::io::stderr().is_terminal() {
         eprintln!(
             "wave-jit: kernel `{}` on {}: {} workgroups, {} wave-instructions in {:.3} ms",

@@ -116,8 +116,11 @@ fn resolve_op(ast: &InstrAst) -> Result<(Op, Option<(Scope, Span)>), LineError> 
             Some(s) if scope.is_none() => scope = Some((s, *part_span)),
             Some(_) => return Err(LineError::new(*part_span, "scope given twice")),
             None => {
-                return Err(LineError::new(*part_span, format!("unknown suffix `.{part}` on `{}`", op.mnemonic()))
-                    .hint("suffixes are cache hints (.cached, .uncached, .streaming) or a scope"))
+                return Err(LineError::new(
+                    *part_span,
+                    format!("unknown suffix `.{part}` on `{}`", op.mnemonic()),
+                )
+                .hint("suffixes are cache hints (.cached, .uncached, .streaming) or a scope"))
             }
         }
     }
@@ -141,14 +144,22 @@ pub fn encode(ast: &InstrAst) -> Result<Encoded, LineError> {
         if operands.iter().any(|o| matches!(o.value, OperandValue::Scope(_))) {
             return Err(LineError::new(span, "scope given twice (as a suffix and as an operand)"));
         }
-        operands.push(OperandAst { value: OperandValue::Scope(scope), span, text: format!(".{}", scope.name()) });
+        operands.push(OperandAst {
+            value: OperandValue::Scope(scope),
+            span,
+            text: format!(".{}", scope.name()),
+        });
     }
-    if let Some((pos, o)) = operands.iter().enumerate().find(|(_, o)| matches!(o.value, OperandValue::Scope(_))) {
+    if let Some((pos, o)) =
+        operands.iter().enumerate().find(|(_, o)| matches!(o.value, OperandValue::Scope(_)))
+    {
         if !has_scope_spec {
-            return Err(LineError::new(o.span, format!("`{}` takes no scope", op.mnemonic())).hint(format!("usage: {}", usage(op))));
+            return Err(LineError::new(o.span, format!("`{}` takes no scope", op.mnemonic()))
+                .hint(format!("usage: {}", usage(op))));
         }
         if pos + 1 != operands.len() {
-            return Err(LineError::new(o.span, "scope must be the last operand").hint(format!("usage: {}", usage(op))));
+            return Err(LineError::new(o.span, "scope must be the last operand")
+                .hint(format!("usage: {}", usage(op))));
         }
     }
     let optional = specs.iter().filter(|s| s.optional).count();
@@ -168,8 +179,11 @@ pub fn encode(ast: &InstrAst) -> Result<Encoded, LineError> {
             specs.len().to_string()
         };
         let plural = if specs.len() == 1 { "" } else { "s" };
-        return Err(LineError::new(full, format!("`{}` takes {expected} operand{plural}, found {n}", op.mnemonic()))
-            .hint(format!("usage: {}", usage(op))));
+        return Err(LineError::new(
+            full,
+            format!("`{}` takes {expected} operand{plural}, found {n}", op.mnemonic()),
+        )
+        .hint(format!("usage: {}", usage(op))));
     };
 
     let mut inst = Instruction::new(op);
@@ -191,7 +205,11 @@ pub fn encode(ast: &InstrAst) -> Result<Encoded, LineError> {
         let Some(operand) = written.next() else { break };
         let value = operand_value(op, spec, operand)?;
         if spec.kind.register_span() > 0 {
-            registers.push(RegisterUse { first: value, count: spec.kind.register_span(), span: operand.span });
+            registers.push(RegisterUse {
+                first: value,
+                count: spec.kind.register_span(),
+                span: operand.span,
+            });
         }
         if spec.kind == Kind::Target {
             if let OperandValue::Label(l) = &operand.value {
@@ -227,7 +245,9 @@ fn operand_value(op: Op, spec: &OperandSpec, o: &OperandAst) -> Result<u32, Line
                 Some(format!("`{}` is a predicate register; this operand is a general register rN", o.text))
             }
             (OperandValue::Reg(_), Kind::Pred) => Some("predicate registers are p0 to p3".into()),
-            (_, Kind::Scope) => Some("the scope is .wave, .workgroup, .device or .system, written last".into()),
+            (_, Kind::Scope) => {
+                Some("the scope is .wave, .workgroup, .device or .system, written last".into())
+            }
             (OperandValue::Label(l), Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment) => {
                 Some(format!("`{l}` is not a register; registers are written r0 to r255"))
             }
@@ -243,8 +263,13 @@ fn operand_value(op: Op, spec: &OperandSpec, o: &OperandAst) -> Result<u32, Line
         (OperandValue::Reg(r), Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment) => Ok(*r),
         (OperandValue::Pred { index, negated }, Kind::Pred) => {
             if *negated && !op.is_structural() {
-                return Err(LineError::new(o.span, format!("`{}` cannot take a negated predicate", op.mnemonic()))
-                    .hint("only `if`, `break` and `continue` accept `!pN`; elsewhere compute the opposite compare"));
+                return Err(LineError::new(
+                    o.span,
+                    format!("`{}` cannot take a negated predicate", op.mnemonic()),
+                )
+                .hint(
+                    "only `if`, `break` and `continue` accept `!pN`; elsewhere compute the opposite compare",
+                ));
             }
             let pred = PredRef { index: *index as u8, negated: *negated };
             Ok(u32::from(pred.index) | if pred.negated { u32::from(STRUCT_PRED_NEGATE) } else { 0 })

@@ -101,9 +101,8 @@ fn number_end(chars: &[(usize, char)], mut i: usize) -> usize {
         && chars.get(i + 1).is_some_and(|&(_, c)| c == 'x' || c == 'X');
     while i < chars.len() {
         let c = chars[i].1;
-        if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
-            i += 1;
-        } else if (c == '+' || c == '-') && !hex && matches!(chars[i - 1].1, 'e' | 'E') {
+        let exponent_sign = (c == '+' || c == '-') && !hex && matches!(chars[i - 1].1, 'e' | 'E');
+        if c.is_ascii_alphanumeric() || c == '_' || c == '.' || exponent_sign {
             i += 1;
         } else {
             break;

@@ -43,11 +43,22 @@ pub fn assemble(source: &str, file_name: &str) -> Result<Assembled, Diagnostics>
         asm.line(index);
     }
     if let Some(k) = asm.current.take() {
-        asm.error(k.line, k.span, format!("kernel `{}` is never closed", k.meta.name), Some("add `.end` after its last instruction"));
+        asm.error(
+            k.line,
+            k.span,
+            format!("kernel `{}` is never closed", k.meta.name),
+            Some("add `.end` after its last instruction"),
+        );
         asm.finish_kernel(k);
     }
     if asm.kernels.is_empty() && !asm.diags.iter().any(|d| d.severity == Severity::Error) {
-        asm.diags.push(asm.diagnostic(Severity::Warning, 0, Span { start: 0, end: 0 }, "no kernels in this file".into(), Some("start one with `.kernel NAME`")));
+        asm.diags.push(asm.diagnostic(
+            Severity::Warning,
+            0,
+            Span { start: 0, end: 0 },
+            "no kernels in this file".into(),
+            Some("start one with `.kernel NAME`"),
+        ));
     }
     // Kernel-level checks run at `.end`; report in source order.
     asm.diags.sort_by_key(|d| (d.line, d.column));
@@ -84,7 +95,14 @@ struct Assembler<'a> {
 }
 
 impl Assembler<'_> {
-    fn diagnostic(&self, severity: Severity, line: usize, span: Span, message: String, hint: Option<&str>) -> Diagnostic {
+    fn diagnostic(
+        &self,
+        severity: Severity,
+        line: usize,
+        span: Span,
+        message: String,
+        hint: Option<&str>,
+    ) -> Diagnostic {
         let text = self.lines.get(line).copied().unwrap_or("");
         let start = span.start.min(text.len());
         let end = span.end.clamp(start, text.len());
@@ -132,7 +150,12 @@ impl Assembler<'_> {
             Some(Statement::Directive(d, span)) => self.directive(index, d, span),
             Some(Statement::Instr(ast)) => {
                 let Some(k) = self.current.as_mut() else {
-                    return self.error(index, ast.mnemonic_span, "instruction outside a kernel".into(), Some("start a kernel with `.kernel NAME` and close it with `.end`"));
+                    return self.error(
+                        index,
+                        ast.mnemonic_span,
+                        "instruction outside a kernel".into(),
+                        Some("start a kernel with `.kernel NAME` and close it with `.end`"),
+                    );
                 };
                 match encode::encode(&ast) {
                     Ok(e) => {
@@ -167,10 +190,16 @@ impl Assembler<'_> {
 
     fn label(&mut self, index: usize, name: String, span: Span) {
         let Some(k) = self.current.as_mut() else {
-            return self.error(index, span, format!("label `{name}` outside a kernel"), Some("labels mark call targets inside a kernel"));
+            return self.error(
+                index,
+                span,
+                format!("label `{name}` outside a kernel"),
+                Some("labels mark call targets inside a kernel"),
+            );
         };
         if let Some(&(_, first)) = k.labels.get(&name) {
-            let msg = format!("label `{name}` is already defined in kernel `{}` (line {})", k.meta.name, first + 1);
+            let msg =
+                format!("label `{name}` is already defined in kernel `{}` (line {})", k.meta.name, first + 1);
             return self.error(index, span, msg, None);
         }
         k.labels.insert(name.clone(), (k.offset, index));
@@ -180,17 +209,27 @@ impl Assembler<'_> {
     fn directive(&mut self, index: usize, d: Directive, span: Span) {
         if let Directive::Kernel(name) = d {
             if let Some(open) = self.current.take() {
-                let msg = format!("`.kernel {name}` inside kernel `{}` (opened at line {})", open.meta.name, open.line + 1);
+                let msg = format!(
+                    "`.kernel {name}` inside kernel `{}` (opened at line {})",
+                    open.meta.name,
+                    open.line + 1
+                );
                 self.error(index, span, msg, Some("close the previous kernel with `.end` first"));
                 self.finish_kernel(open);
             }
             if let Some(&first) = self.kernel_lines.get(&name) {
                 let msg = format!("a kernel named `{name}` is already defined at line {}", first + 1);
-                self.warning(index, span, msg, Some("the binary allows it, but loaders that pick kernels by name find the first"));
+                self.warning(
+                    index,
+                    span,
+                    msg,
+                    Some("the binary allows it, but loaders that pick kernels by name find the first"),
+                );
             } else {
                 self.kernel_lines.insert(name.clone(), index);
             }
-            let meta = KernelMeta { name, registers: DEFAULT_REGISTERS, local_memory: 0, workgroup_size: [0; 3] };
+            let meta =
+                KernelMeta { name, registers: DEFAULT_REGISTERS, local_memory: 0, workgroup_size: [0; 3] };
             self.current = Some(OpenKernel {
                 meta,
                 line: index,
@@ -207,7 +246,12 @@ impl Assembler<'_> {
                 Directive::End => "`.end` without a matching `.kernel`".to_string(),
                 _ => "directive outside a kernel".to_string(),
             };
-            return self.error(index, span, what, Some("kernel directives go between `.kernel NAME` and `.end`"));
+            return self.error(
+                index,
+                span,
+                what,
+                Some("kernel directives go between `.kernel NAME` and `.end`"),
+            );
         };
         match d {
             Directive::Kernel(_) => unreachable!("handled above"),
@@ -223,7 +267,12 @@ impl Assembler<'_> {
                 let previous = k.registers_line.replace(index);
                 k.meta.registers = n;
                 if let Some(p) = previous {
-                    self.warning(index, span, format!("`.registers` overrides the value given at line {}", p + 1), None);
+                    self.warning(
+                        index,
+                        span,
+                        format!("`.registers` overrides the value given at line {}", p + 1),
+                        None,
+                    );
                 }
             }
             Directive::LocalMemory(n) => k.meta.local_memory = n,
@@ -247,7 +296,8 @@ impl Assembler<'_> {
                     } else {
                         format!("register r{first} (covering r{first} to r{last})")
                     };
-                    let msg = format!("{what} is beyond the {declared} registers of kernel `{}`", k.meta.name);
+                    let msg =
+                        format!("{what} is beyond the {declared} registers of kernel `{}`", k.meta.name);
                     let hint = if k.registers_line.is_some() {
                         "raise the kernel's `.registers` count (at most 256)"
                     } else {
@@ -260,7 +310,10 @@ impl Assembler<'_> {
                 match k.labels.get(label) {
                     Some(&(target, _)) if target < k.offset => e.inst.imm = target,
                     Some(_) => {
-                        let msg = format!("label `{label}` is at the end of kernel `{}`: no instruction follows it", k.meta.name);
+                        let msg = format!(
+                            "label `{label}` is at the end of kernel `{}`: no instruction follows it",
+                            k.meta.name
+                        );
                         self.error(line, *span, msg, None);
                     }
                     None => {

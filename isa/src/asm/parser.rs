@@ -44,7 +44,10 @@ impl LineError {
 #[derive(Clone, Debug, PartialEq)]
 pub enum OperandValue {
     Reg(u32),
-    Pred { index: u32, negated: bool },
+    Pred {
+        index: u32,
+        negated: bool,
+    },
     Special(SpecialReg),
     Int(i64),
     /// An f32 bit pattern.
@@ -104,7 +107,9 @@ pub fn is_cache_hint(word: &str) -> bool {
 
 /// `rN`, `pN` and `sr_*` words are registers, never names.
 fn register_like(word: &str) -> bool {
-    let digits_after = |p: &str| word.strip_prefix(p).is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    let digits_after = |p: &str| {
+        word.strip_prefix(p).is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
     digits_after("r") || digits_after("p") || word.starts_with("sr_")
 }
 
@@ -130,7 +135,10 @@ pub fn parse_line(line: &str) -> Result<Line, LineError> {
     if let (Some(Tok::Word(name)), Some(Tok::Colon)) = (p.peek_tok(0), p.peek_tok(1)) {
         let span = Span::of(&tokens[0]).to(Span::of(&tokens[1]));
         if register_like(name) {
-            return Err(LineError::new(Span::of(&tokens[0]), format!("`{name}` is a register name and cannot be a label")));
+            return Err(LineError::new(
+                Span::of(&tokens[0]),
+                format!("`{name}` is a register name and cannot be a label"),
+            ));
         }
         out.label = Some((name.clone(), span));
         p.pos = 2;
@@ -180,8 +188,15 @@ impl<'a> Cursor<'a> {
         let directive = match name.as_str() {
             "kernel" => match self.next() {
                 Some(Token { tok: Tok::Word(n), .. }) => Directive::Kernel(n.clone()),
-                Some(t) => return Err(LineError::new(Span::of(t), format!("expected a kernel name, found {}", describe(t)))),
-                None => return Err(LineError::new(self.end_span(), "expected a kernel name after `.kernel`")),
+                Some(t) => {
+                    return Err(LineError::new(
+                        Span::of(t),
+                        format!("expected a kernel name, found {}", describe(t)),
+                    ))
+                }
+                None => {
+                    return Err(LineError::new(self.end_span(), "expected a kernel name after `.kernel`"))
+                }
             },
             "end" => Directive::End,
             "registers" => Directive::Registers(self.directive_number(".registers")?),
@@ -214,7 +229,9 @@ impl<'a> Cursor<'a> {
     fn expect_comma(&mut self, what: &str) -> Result<(), LineError> {
         match self.next() {
             Some(Token { tok: Tok::Comma, .. }) => Ok(()),
-            Some(t) => Err(LineError::new(Span::of(t), format!("expected `,`, found {}", describe(t))).hint(what)),
+            Some(t) => {
+                Err(LineError::new(Span::of(t), format!("expected `,`, found {}", describe(t))).hint(what))
+            }
             None => Err(LineError::new(self.end_span(), "expected `,`").hint(what)),
         }
     }
@@ -224,13 +241,18 @@ impl<'a> Cursor<'a> {
             Some(t @ Token { tok: Tok::Number(text), .. }) => match parse_number(text) {
                 Ok(Number::Int(v)) => u32::try_from(v)
                     .map_err(|_| LineError::new(Span::of(t), format!("`{text}` does not fit in 32 bits"))),
-                Ok(Number::Float(_)) => Err(LineError::new(Span::of(t), format!("{directive} needs an integer, found `{text}`"))),
+                Ok(Number::Float(_)) => {
+                    Err(LineError::new(Span::of(t), format!("{directive} needs an integer, found `{text}`")))
+                }
                 Err(msg) => Err(LineError::new(Span::of(t), msg)),
             },
             Some(t @ Token { tok: Tok::Minus, .. }) => {
                 Err(LineError::new(Span::of(t), format!("{directive} needs a non-negative integer")))
             }
-            Some(t) => Err(LineError::new(Span::of(t), format!("{directive} needs an integer, found {}", describe(t)))),
+            Some(t) => Err(LineError::new(
+                Span::of(t),
+                format!("{directive} needs an integer, found {}", describe(t)),
+            )),
             None => Err(LineError::new(self.end_span(), format!("{directive} needs an integer"))),
         }
     }
@@ -240,15 +262,23 @@ impl<'a> Cursor<'a> {
             self.pos += 1;
             let negated = self.peek_tok(0) == Some(&Tok::Bang);
             self.pos += usize::from(negated);
-            let (index, last) = self.predicate_word("`@` must be followed by a predicate register, like `@p1` or `@!p1`")?;
+            let (index, last) =
+                self.predicate_word("`@` must be followed by a predicate register, like `@p1` or `@!p1`")?;
             Some((PredRef { index: index as u8, negated }, Span::of(at).to(last)))
         } else {
             None
         };
         let (mnemonic, mnemonic_span) = match self.next() {
             Some(t @ Token { tok: Tok::Word(w), .. }) => (w.clone(), Span::of(t)),
-            Some(t) => return Err(LineError::new(Span::of(t), format!("expected an instruction, found {}", describe(t)))),
-            None => return Err(LineError::new(self.end_span(), "expected an instruction after the predicate")),
+            Some(t) => {
+                return Err(LineError::new(
+                    Span::of(t),
+                    format!("expected an instruction, found {}", describe(t)),
+                ))
+            }
+            None => {
+                return Err(LineError::new(self.end_span(), "expected an instruction after the predicate"))
+            }
         };
         let mut suffixes = Vec::new();
         while let Some(t @ Token { tok: Tok::DotWord(w), spaced, .. }) = self.peek() {
@@ -272,8 +302,11 @@ impl<'a> Cursor<'a> {
                         }
                     }
                     Some(t) => {
-                        return Err(LineError::new(Span::of(t), format!("expected `,` or end of line, found {}", describe(t)))
-                            .hint("operands are separated by commas"))
+                        return Err(LineError::new(
+                            Span::of(t),
+                            format!("expected `,` or end of line, found {}", describe(t)),
+                        )
+                        .hint("operands are separated by commas"))
                     }
                 }
             }
@@ -286,9 +319,16 @@ impl<'a> Cursor<'a> {
         match self.next() {
             Some(t @ Token { tok: Tok::Word(w), .. }) => match predicate_index(w) {
                 Some(i) => check_predicate(i, Span::of(t)).map(|i| (i, Span::of(t))),
-                None => Err(LineError::new(Span::of(t), format!("expected a predicate register, found `{w}`")).hint(what)),
+                None => {
+                    Err(LineError::new(Span::of(t), format!("expected a predicate register, found `{w}`"))
+                        .hint(what))
+                }
             },
-            Some(t) => Err(LineError::new(Span::of(t), format!("expected a predicate register, found {}", describe(t))).hint(what)),
+            Some(t) => Err(LineError::new(
+                Span::of(t),
+                format!("expected a predicate register, found {}", describe(t)),
+            )
+            .hint(what)),
             None => Err(LineError::new(self.end_span(), "expected a predicate register").hint(what)),
         }
     }
@@ -352,10 +392,13 @@ impl<'a> Cursor<'a> {
     }
 
     fn word_operand(&mut self, w: &str, span: Span) -> Result<OperandValue, LineError> {
-        if let Some(digits) = w.strip_prefix('r').filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
+        if let Some(digits) =
+            w.strip_prefix('r').filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        {
             return match digits.parse::<u32>() {
                 Ok(n) if n <= 255 => Ok(OperandValue::Reg(n)),
-                _ => Err(LineError::new(span, format!("register `{w}` does not exist")).hint("registers are r0 to r255")),
+                _ => Err(LineError::new(span, format!("register `{w}` does not exist"))
+                    .hint("registers are r0 to r255")),
             };
         }
         if let Some(i) = predicate_index(w) {
@@ -393,7 +436,8 @@ fn check_predicate(index: u32, span: Span) -> Result<u32, LineError> {
     if index <= 3 {
         Ok(index)
     } else {
-        Err(LineError::new(span, format!("predicate register `p{index}` does not exist")).hint("predicate registers are p0 to p3"))
+        Err(LineError::new(span, format!("predicate register `p{index}` does not exist"))
+            .hint("predicate registers are p0 to p3"))
     }
 }
 
@@ -418,9 +462,13 @@ pub fn parse_number(text: &str) -> Result<Number, String> {
             .map_err(|_| format!("`{text}` does not fit in 32 bits"));
     }
     if clean.bytes().all(|b| b.is_ascii_digit()) && !clean.is_empty() {
-        return clean.parse::<i64>().map(Number::Int).map_err(|_| format!("`{text}` does not fit in 32 bits"));
+        return clean
+            .parse::<i64>()
+            .map(Number::Int)
+            .map_err(|_| format!("`{text}` does not fit in 32 bits"));
     }
-    let float_chars = clean.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
+    let float_chars =
+        clean.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
     match clean.parse::<f32>() {
         Ok(v) if float_chars && v.is_finite() => Ok(Number::Float(v.to_bits())),
         Ok(_) if float_chars => Err(format!("`{text}` is too large for an f32")),

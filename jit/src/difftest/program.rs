@@ -297,18 +297,18 @@ fn epilogue(out: &mut Vec<Instruction>) {
         mov_imm(b, DUMP_BASE),
         inst3(Op::Iadd, a, a, b),
     ]);
-    // Slot i holds register i; r29..r31 hold the address arithmetic by then (deterministic).
-    out.push(mov_imm(b, 4));
-    for reg in 0..REGISTERS as u8 {
-        out.push(Instruction { rs1: a, rs2: reg, ..Instruction::new(Op::DeviceStoreU32) });
+    // Slot i holds register i; four at a time (the JIT compiles fewer instructions per
+    // program). r29..r31 hold the address arithmetic by then (deterministic).
+    out.push(mov_imm(b, 16));
+    for reg in (0..REGISTERS as u8).step_by(4) {
+        out.push(Instruction { rs1: a, rs2: reg, ..Instruction::new(Op::DeviceStoreU128) });
         out.push(inst3(Op::Iadd, a, a, b));
     }
-    // Predicates as words: select(p, 1, 0) into r0 (already stored).
+    // Predicates as words: select(p, 1, 0) into r0..r3 (already stored).
     out.push(mov_imm(c, 1));
-    out.push(mov_imm(1, 0));
+    out.push(mov_imm(4, 0));
     for p in 0..4u8 {
-        out.push(Instruction { rd: 0, rs1: p, rs2: c, rs3: 1, ..Instruction::new(Op::Select) });
-        out.push(Instruction { rs1: a, rs2: 0, ..Instruction::new(Op::DeviceStoreU32) });
-        out.push(inst3(Op::Iadd, a, a, b));
+        out.push(Instruction { rd: p, rs1: p, rs2: c, rs3: 4, ..Instruction::new(Op::Select) });
     }
+    out.push(Instruction { rs1: a, rs2: 0, ..Instruction::new(Op::DeviceStoreU128) });
 }

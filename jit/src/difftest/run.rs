@@ -20,17 +20,18 @@ pub struct Outcome {
 
 /// The dispatch a program runs with on every engine.
 pub fn dispatch_for(shape: &Shape) -> Dispatch {
-    let mut d = Dispatch::default();
-    d.grid = [shape.grid[0], shape.grid[1], 1];
-    d.workgroup = [shape.workgroup[0], shape.workgroup[1], 1];
-    d.wave_width = shape.wave_width;
-    d.registers = REGISTERS;
-    d.initial_registers = shape.initial_registers.clone();
-    d.max_instructions = MAX_INSTRUCTIONS;
-    // Workgroup order must not vary: programs may update the same words from every workgroup.
-    d.threads = 1;
-    d.unchecked = false;
-    d
+    Dispatch {
+        grid: [shape.grid[0], shape.grid[1], 1],
+        workgroup: [shape.workgroup[0], shape.workgroup[1], 1],
+        wave_width: shape.wave_width,
+        registers: REGISTERS,
+        initial_registers: shape.initial_registers.clone(),
+        max_instructions: MAX_INSTRUCTIONS,
+        // Workgroup order must not vary: programs may update the same words from every workgroup.
+        threads: 1,
+        unchecked: false,
+        ..Dispatch::default()
+    }
 }
 
 /// Build the kernel tree of a program.

@@ -80,20 +80,18 @@ pub fn fill(bytes: &mut [u8], seed: u64) {
         s ^= s << 13;
         s ^= s >> 7;
         s ^= s << 17;
-        let v = if s % 4 == 0 { SPECIAL[(s >> 8) as usize % 16] } else { (s >> 16) as u32 };
+        let v = if s.is_multiple_of(4) { SPECIAL[(s >> 8) as usize % 16] } else { (s >> 16) as u32 };
         let b = v.to_le_bytes();
         let n = chunk.len();
         chunk.copy_from_slice(&b[..n]);
     }
 }
 
+/// Interpreter result, JIT result, interpreter memory, JIT memory.
+pub type BothRuns = (Result<(), RunError>, Result<(), RunError>, Vec<u8>, Vec<u8>);
+
 /// Run `kernel` on both engines from the same initial memory; return both results.
-pub fn run_both(
-    kernel: &Kernel,
-    dispatch: &Dispatch,
-    device_size: u64,
-    seed: u64,
-) -> (Result<(), RunError>, Result<(), RunError>, Vec<u8>, Vec<u8>) {
+pub fn run_both(kernel: &Kernel, dispatch: &Dispatch, device_size: u64, seed: u64) -> BothRuns {
     let mut a = Device::new(device_size).unwrap();
     fill(a.bytes_mut(), seed);
     let mut b = Device::new(device_size).unwrap();

@@ -103,7 +103,10 @@ impl Wave {
         self.loops.clear();
         self.calls.clear();
         self.preds = [0; 4];
-        self.regs.fill(0);
+        // Only declared registers can have been written (resolve checks the kernel's
+        // registers against the count), so only they need clearing.
+        let declared = (launch.registers as usize).min(REG_ROWS) * self.w;
+        self.regs[..declared].fill(0);
         for &(r, v) in &launch.initial_registers {
             let row = r as usize * self.w;
             self.regs[row..row + self.w].fill(v);
@@ -401,12 +404,20 @@ impl Wave {
     // ---- instructions --------------------------------------------------------------------
 
     /// Count `inst` in the statistics (as wave-emu does) and run it on `mask`.
-    fn execute(&mut self, inst: &Instruction, mask: u64, ctx: &mut WorkgroupCtx, at: usize) -> Result<(), RunError> {
+    fn execute(
+        &mut self,
+        inst: &Instruction,
+        mask: u64,
+        ctx: &mut WorkgroupCtx,
+        at: usize,
+    ) -> Result<(), RunError> {
         let st = &mut *ctx.stats;
         match inst.op.class() {
             Class::Integer | Class::Bitwise | Class::Compare | Class::Select => st.integer_ops += 1,
             Class::Float | Class::Half | Class::BFloat | Class::Double | Class::Convert => st.float_ops += 1,
-            Class::LocalLoad | Class::LocalStore | Class::DeviceLoad | Class::DeviceStore => st.memory_ops += 1,
+            Class::LocalLoad | Class::LocalStore | Class::DeviceLoad | Class::DeviceStore => {
+                st.memory_ops += 1
+            }
             Class::LocalAtomic | Class::DeviceAtomic => st.atomic_ops += 1,
             Class::Wave => st.wave_ops += 1,
             Class::Mma => st.mma_ops += 1,
@@ -528,7 +539,9 @@ impl Wave {
             Select => {
                 let p = self.pred(PredRef { index: inst.rs1, negated: false });
                 let mut out = [0u32; 64];
-                for (lane, (o, (&x, &y))) in out.iter_mut().zip(self.row(b).iter().zip(self.row(c))).enumerate() {
+                for (lane, (o, (&x, &y))) in
+                    out.iter_mut().zip(self.row(b).iter().zip(self.row(c))).enumerate()
+                {
                     *o = if p >> lane & 1 != 0 { x } else { y };
                 }
                 self.write_row(rd, &out, mask);
@@ -577,12 +590,12 @@ impl Wave {
             DeviceStoreU8 | DeviceStoreU16 | DeviceStoreU32 | DeviceStoreU64 | DeviceStoreU128 => {
                 self.store(inst, mask, Space::Device, ctx, at)?
             }
-            LocalAtomicAdd | LocalAtomicSub | LocalAtomicMin | LocalAtomicMax | LocalAtomicAnd | LocalAtomicOr
-            | LocalAtomicXor | LocalAtomicExchange | LocalAtomicCas => {
+            LocalAtomicAdd | LocalAtomicSub | LocalAtomicMin | LocalAtomicMax | LocalAtomicAnd
+            | LocalAtomicOr | LocalAtomicXor | LocalAtomicExchange | LocalAtomicCas => {
                 self.atomic(inst, mask, Space::Local, ctx, at)?
             }
-            AtomicAdd | AtomicSub | AtomicMin | AtomicMax | AtomicAnd | AtomicOr | AtomicXor | AtomicExchange
-            | AtomicCas => self.atomic(inst, mask, Space::Device, ctx, at)?,
+            AtomicAdd | AtomicSub | AtomicMin | AtomicMax | AtomicAnd | AtomicOr | AtomicXor
+            | AtomicExchange | AtomicCas => self.atomic(inst, mask, Space::Device, ctx, at)?,
             WaveShuffle | WaveShuffleUp | WaveShuffleDown | WaveShuffleXor => self.shuffle(inst, mask),
             WaveBroadcast => {
                 // The source lane comes from the first executing lane's rs2.
@@ -637,8 +650,8 @@ impl Wave {
                 }
                 self.frags_mut(rd).copy_from_slice(&tiles);
             }
-            If | Else | Endif | Loop | Break | Continue | Endloop | Call | Return | Halt | Barrier | FenceAcquire
-            | FenceRelease | FenceAcqRel | Wait | Nop => {
+            If | Else | Endif | Loop | Break | Continue | Endloop | Call | Return | Halt | Barrier
+            | FenceAcquire | FenceRelease | FenceAcqRel | Wait | Nop => {
                 // Structural and synchronisation ops never reach here: the lowering turns
                 // them into micro-ops.
                 let what = format!("`{}` as a data operation", inst.op.mnemonic());
@@ -685,7 +698,15 @@ impl Wave {
         }
     }
 
-    fn oob(&self, ctx: &WorkgroupCtx, at: usize, lane: usize, space: Space, address: u64, bytes: u32) -> RunError {
+    fn oob(
+        &self,
+        ctx: &WorkgroupCtx,
+        at: usize,
+        lane: usize,
+        space: Space,
+        address: u64,
+        bytes: u32,
+    ) -> RunError {
         let size = match space {
             Space::Local => ctx.local.len(),
             Space::Device => ctx.device.len(),
@@ -693,7 +714,14 @@ impl Wave {
         self.error(ctx, at, Some(lane as u32), RunErrorKind::OutOfBounds { space, address, bytes, size })
     }
 
-    fn load(&mut self, inst: &Instruction, mask: u64, space: Space, ctx: &mut WorkgroupCtx, at: usize) -> Result<(), RunError> {
+    fn load(
+        &mut self,
+        inst: &Instruction,
+        mask: u64,
+        space: Space,
+        ctx: &mut WorkgroupCtx,
+        at: usize,
+    ) -> Result<(), RunError> {
         let bytes = inst.op.access_bytes();
         let words = access_words(bytes);
         let (rd, a, w) = (inst.rd as usize, inst.rs1 as usize, self.w);
@@ -726,7 +754,14 @@ impl Wave {
         Ok(())
     }
 
-    fn store(&mut self, inst: &Instruction, mask: u64, space: Space, ctx: &mut WorkgroupCtx, at: usize) -> Result<(), RunError> {
+    fn store(
+        &mut self,
+        inst: &Instruction,
+        mask: u64,
+        space: Space,
+        ctx: &mut WorkgroupCtx,
+        at: usize,
+    ) -> Result<(), RunError> {
         let bytes = inst.op.access_bytes();
         let words = access_words(bytes);
         let (a, b, w) = (inst.rs1 as usize, inst.rs2 as usize, self.w);
@@ -760,8 +795,16 @@ impl Wave {
 
     /// Atomics lane by lane in lane order; each lane sees the earlier lanes' updates and gets
     /// the old value (unless rd = r0: non-returning).
-    fn atomic(&mut self, inst: &Instruction, mask: u64, space: Space, ctx: &mut WorkgroupCtx, at: usize) -> Result<(), RunError> {
-        let (rd, a, b, c, w) = (inst.rd as usize, inst.rs1 as usize, inst.rs2 as usize, inst.rs3 as usize, self.w);
+    fn atomic(
+        &mut self,
+        inst: &Instruction,
+        mask: u64,
+        space: Space,
+        ctx: &mut WorkgroupCtx,
+        at: usize,
+    ) -> Result<(), RunError> {
+        let (rd, a, b, c, w) =
+            (inst.rd as usize, inst.rs1 as usize, inst.rs2 as usize, inst.rs3 as usize, self.w);
         for lane in Self::lanes(mask) {
             let address = self.regs[a * w + lane] as u64;
             let value = self.regs[b * w + lane];
@@ -820,7 +863,13 @@ impl Wave {
     }
 
     /// Read a 4×4 f32 tile per lane from local memory (row stride in bytes) into a fragment.
-    fn mma_load(&mut self, inst: &Instruction, mask: u64, ctx: &mut WorkgroupCtx, at: usize) -> Result<(), RunError> {
+    fn mma_load(
+        &mut self,
+        inst: &Instruction,
+        mask: u64,
+        ctx: &mut WorkgroupCtx,
+        at: usize,
+    ) -> Result<(), RunError> {
         let (a, b, w) = (inst.rs1 as usize, inst.rs2 as usize, self.w);
         let mut tiles: Vec<Tile> = (0..w).map(|lane| self.fragment(inst.rd as usize, lane)).collect();
         for lane in Self::lanes(mask) {
@@ -839,7 +888,13 @@ impl Wave {
     }
 
     /// Write a fragment's tile per lane to local memory (address rd, stride rs1).
-    fn mma_store(&mut self, inst: &Instruction, mask: u64, ctx: &mut WorkgroupCtx, at: usize) -> Result<(), RunError> {
+    fn mma_store(
+        &mut self,
+        inst: &Instruction,
+        mask: u64,
+        ctx: &mut WorkgroupCtx,
+        at: usize,
+    ) -> Result<(), RunError> {
         let (addr_reg, stride_reg, w) = (inst.rd as usize, inst.rs1 as usize, self.w);
         for lane in Self::lanes(mask) {
             let base = self.regs[addr_reg * w + lane] as u64;

@@ -12,7 +12,9 @@ pub(crate) enum MicroOp {
     /// A data, memory, atomic, wave or MMA operation on `exec ∧ guard`.
     Exec(Instruction),
     /// Push (entry, entry ∧ ¬pred); exec = entry ∧ pred.
-    IfBegin { pred: PredRef },
+    IfBegin {
+        pred: PredRef,
+    },
     /// exec = the else mask of the innermost if (minus lanes that left since).
     Else,
     /// Pop the innermost if; exec = its entry minus lanes that left inside.
@@ -20,16 +22,31 @@ pub(crate) enum MicroOp {
     /// Push a loop frame (entry exec, outer break and continue masks).
     LoopBegin,
     /// The latch: repeat at `body` while lanes remain, else pop the frame.
-    LoopEnd { body: u32 },
-    Break { pred: PredRef },
-    Continue { pred: PredRef },
+    LoopEnd {
+        body: u32,
+    },
+    Break {
+        pred: PredRef,
+    },
+    Continue {
+        pred: PredRef,
+    },
     /// Push a call frame and jump to `entry`.
-    Call { entry: u32 },
+    Call {
+        entry: u32,
+    },
     /// End of a function body: return to the caller (or end the wave in the entry).
     FuncEnd,
-    Return { guard: Option<PredRef> },
-    Halt { guard: Option<PredRef>, implicit: bool },
-    Barrier { guard: Option<PredRef> },
+    Return {
+        guard: Option<PredRef>,
+    },
+    Halt {
+        guard: Option<PredRef>,
+        implicit: bool,
+    },
+    Barrier {
+        guard: Option<PredRef>,
+    },
     /// fence, wait, nop: counted, no effect on the CPU.
     Nop,
 }

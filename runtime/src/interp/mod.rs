@@ -44,13 +44,16 @@ impl Interpreter {
     }
 
     /// Run an already resolved launch.
-    pub fn run_launch(&self, kernel: &Kernel, launch: &Launch, device: &mut Device) -> Result<Stats, RunError> {
+    pub fn run_launch(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        device: &mut Device,
+    ) -> Result<Stats, RunError> {
         let program = Program::lower(kernel);
         let mut stats = Stats::default();
-        let mut guard = match &self.trace {
-            Some(m) => Some(m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
-            None => None,
-        };
+        let mut guard =
+            self.trace.as_ref().map(|m| m.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
         let mut local = vec![0u8; launch.local_memory as usize];
         let mut waves: Vec<Wave> = (0..launch.waves_per_workgroup).map(|i| Wave::new(i, launch)).collect();
         for wg in launch.workgroup_ids() {
@@ -75,7 +78,8 @@ impl Interpreter {
             stats.waves += launch.waves_per_workgroup as u64;
         }
         if let Some(g) = guard.as_mut() {
-            g.flush().map_err(|e| RunError::before_run(&kernel.meta.name, RunErrorKind::Trace(e.to_string())))?;
+            g.flush()
+                .map_err(|e| RunError::before_run(&kernel.meta.name, RunErrorKind::Trace(e.to_string())))?;
         }
         Ok(stats)
     }
