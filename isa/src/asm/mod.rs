@@ -79,6 +79,8 @@ struct OpenKernel {
     /// Byte offset of the next instruction.
     offset: u32,
     labels: HashMap<String, (u32, usize)>,
+    /// A line of it failed, so "no instructions" would be noise.
+    had_errors: bool,
 }
 
 #[derive(Default)]
@@ -131,6 +133,9 @@ impl Assembler<'_> {
     }
 
     fn line_error(&mut self, line: usize, e: LineError) {
+        if let Some(k) = self.current.as_mut() {
+            k.had_errors = true;
+        }
         self.error(line, e.span, e.message, e.hint.as_deref());
     }
 
@@ -238,6 +243,7 @@ impl Assembler<'_> {
                 insts: Vec::new(),
                 offset: 0,
                 labels: HashMap::new(),
+                had_errors: false,
             });
             return;
         }
@@ -284,7 +290,7 @@ impl Assembler<'_> {
     fn finish_kernel(&mut self, k: OpenKernel) {
         let declared = k.meta.registers;
         let mut code = Vec::with_capacity(k.offset as usize);
-        if k.insts.is_empty() {
+        if k.insts.is_empty() && !k.had_errors {
             self.warning(k.line, k.span, format!("kernel `{}` has no instructions", k.meta.name), None);
         }
         for (line, mut e) in k.insts {

@@ -68,7 +68,7 @@ pub struct Report {
     pub both_failed: u64,
     /// Statements generated in all programs.
     pub statements: u64,
-    /// Instructions executed are not counted; this is the wall time of the session.
+    /// Wall time of the session.
     pub elapsed: Duration,
 }
 
