@@ -292,28 +292,39 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
         });
         let _ = launch.local_memory;
     }
-    // One source per wave width (the run-time compiler caches it), all kernels in it.
-    let mut by_width: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    // Kernels of one wave width in sources of a few each: compiled once (the run-time compiler
+    // caches them) and small enough that loading one from the cache stays fast.
+    const PER_SOURCE: usize = 12;
+    let mut by_width: BTreeMap<(u32, usize), Vec<usize>> = BTreeMap::new();
+    let mut count: BTreeMap<u32, usize> = BTreeMap::new();
     for (k, r) in runs.iter().enumerate() {
-        by_width.entry(r.width).or_default().push(k);
+        let n = count.entry(r.width).or_default();
+        by_width.entry((r.width, *n / PER_SOURCE)).or_default().push(k);
+        *n += 1;
+    }
+    let mut source_of = vec![(0u32, 0usize); runs.len()];
+    for (key, members) in &by_width {
+        for &k in members {
+            source_of[k] = *key;
+        }
     }
     let mut sources = BTreeMap::new();
-    for (w, members) in &by_width {
+    for (&(w, chunk), members) in &by_width {
         let opts: Vec<Options> = members
             .iter()
             .map(|&k| {
                 let c = &cases[runs[k].case];
                 let local = c.header.as_ref().and_then(|h| h.local_memory);
-                Options { wave_width: Some(*w), local_memory: local, entry_name: Some(entry(runs[k].case)) }
+                Options { wave_width: Some(w), local_memory: local, entry_name: Some(entry(runs[k].case)) }
             })
             .collect();
         let pairs: Vec<_> =
             members.iter().zip(&opts).map(|(&k, o)| (&cases[runs[k].case].kernel, o)).collect();
         match write_module(&pairs, Target::Sycl) {
             Ok(text) => {
-                let path = dir.join(format!("sycl_w{w}.cpp"));
+                let path = dir.join(format!("sycl_w{w}_{chunk}.cpp"));
                 let _ = std::fs::write(&path, text);
-                sources.insert(*w, path);
+                sources.insert((w, chunk), path);
             }
             Err(e) => {
                 for &k in members {
@@ -325,7 +336,7 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
     let run_one = |k: usize| -> Result<(), String> {
         let r = &runs[k];
         let c = &cases[r.case];
-        let source = sources.get(&r.width).ok_or("no source")?;
+        let source = sources.get(&source_of[k]).ok_or("no source")?;
         let base = dir.join(format!("sycl_case{}", r.case));
         let regs: Vec<u8> = {
             let mut v = [0u32; 256];
