@@ -72,7 +72,12 @@ fn threads_text(run: &RunOptions) -> String {
 /// Compile time of `kernel` in the JIT for `run`'s wave width (from the JIT's own clock; a
 /// cached compilation reports the time it took when it was made).
 pub fn jit_compile_time(kernel: &wave_isa::Kernel, run: &RunOptions) -> Result<Duration, String> {
-    let flags = wave_jit_codegen::Flags { width: run.wave_width, checked: !run.unchecked, fuel: false };
+    let flags = wave_jit_codegen::Flags {
+        width: run.wave_width,
+        checked: !run.unchecked,
+        fuel: false,
+        workgroup: kernel.meta.workgroup_size,
+    };
     wave_jit_codegen::compile(kernel, flags).map(|c| c.compile_time).map_err(|e| e.to_string())
 }
 

@@ -71,7 +71,8 @@ unsafe impl Sync for DeviceView {}
 
 /// Run a kernel on the JIT.
 pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<RunCounts, RunOutcome> {
-    let flags = Flags { width: p.width, checked: p.checked, fuel: p.max_instructions > 0 };
+    let flags =
+        Flags { width: p.width, checked: p.checked, fuel: p.max_instructions > 0, workgroup: p.workgroup };
     let code = compile(kernel, flags).map_err(RunOutcome::Jit)?;
     let total = p.grid.iter().map(|&g| g as u64).product::<u64>();
     let tpw: u32 = p.workgroup.iter().product();

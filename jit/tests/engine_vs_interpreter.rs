@@ -138,7 +138,7 @@ fn compile_time_of_a_large_kernel() {
         c
     };
     for w in [8, 32] {
-        let flags = wave_jit_codegen::Flags { width: w, checked: true, fuel: true };
+        let flags = wave_jit_codegen::Flags { width: w, checked: true, fuel: true, workgroup: [32, 1, 1] };
         let start = std::time::Instant::now();
         let c = wave_jit_codegen::compile(&k, flags).unwrap();
         let total = start.elapsed();
@@ -524,4 +524,56 @@ fn mma_matches() {
     ]);
     let k = kernel("mma", &k);
     check_all_widths(&k, &dispatch(1, 32), 1 << 16);
+}
+
+/// Loads and stores at `base + 4 × id`, which the JIT turns into whole-vector accesses:
+/// in full and partial waves, after a partial `halt`, and under a divergent `if`.
+#[test]
+fn vector_accesses_match_under_divergence_and_halts() {
+    let mut k = prologue();
+    k.extend([
+        mov_imm(7, 4),
+        ins(Op::Imul, &[8, 4, 7]),
+        ins(Op::DeviceLoadU32, &[9, 8]),
+        mov_imm(16, 64),
+        ins(Op::DeviceLoadU32, &[17, 16]),
+        mov_imm(10, 3),
+        ins(Op::Imod, &[11, 1, 10]),
+        mov_imm(12, 0),
+        ins(Op::IcmpEq, &[1, 11, 12]),
+        structural(Op::If, 1, false),
+        Instruction::new(Op::Halt),
+        Instruction::new(Op::Endif),
+        // Addresses computed after the halt: halted lanes keep stale ones.
+        mov_imm(21, 0x100),
+        ins(Op::Iadd, &[22, 8, 21]),
+        ins(Op::DeviceLoadU32, &[13, 22]),
+        ins(Op::Iadd, &[13, 13, 9]),
+        ins(Op::Iadd, &[13, 13, 17]),
+        mov_imm(14, 0x8000),
+        ins(Op::Iadd, &[15, 8, 14]),
+        mov_imm(18, 1),
+        ins(Op::And, &[19, 1, 18]),
+        ins(Op::IcmpEq, &[2, 19, 12]),
+        structural(Op::If, 2, false),
+        ins(Op::DeviceStoreU32, &[15, 13]),
+        Instruction::new(Op::Else),
+        ins(Op::DeviceStoreU32, &[15, 9]),
+        ins(Op::Iadd, &[23, 8, 21]),
+        ins(Op::Iadd, &[23, 23, 21]),
+        ins(Op::DeviceLoadU32, &[24, 23]),
+        ins(Op::DeviceStoreU32, &[15, 24]),
+        Instruction::new(Op::Endif),
+        ins(Op::LocalStoreU32, &[8, 13]),
+        ins(Op::LocalLoadU32, &[20, 8]),
+        mov_imm(14, 0x9000),
+        ins(Op::Iadd, &[15, 8, 14]),
+        ins(Op::DeviceStoreU32, &[15, 20]),
+    ]);
+    let k = kernel("vectors", &k);
+    for threads in [32, 36, 64] {
+        let mut d = dispatch(2, threads);
+        d.local_memory = 1024;
+        check_all_widths(&k, &d, 1 << 16);
+    }
 }

@@ -190,31 +190,44 @@ fn f(bits: u32) -> f32 {
 /// The x86 default NaN, produced by sqrt of a negative number (§5.3).
 pub const DEFAULT_NAN_F32: u32 = 0xFFC0_0000;
 
+/// The NaN rule of f32 arithmetic (README, "NaN operands"): the first NaN operand in WAVE operand order
+/// (rs1, rs2, rs3), quieted; a NaN made from non-NaN operands (∞−∞, 0×∞, 0/0) is the x86
+/// default NaN. Pinned here so the result never depends on how a compiler orders the operands
+/// of a commutative instruction (x86 returns the first *source* operand's NaN).
+#[inline]
+fn f32_result(operands: &[u32], r: f32) -> u32 {
+    match operands.iter().find(|&&x| f(x).is_nan()) {
+        Some(&nan) => quiet(nan),
+        None if r.is_nan() => DEFAULT_NAN_F32,
+        None => r.to_bits(),
+    }
+}
+
 #[inline]
 pub fn fadd(a: u32, b: u32) -> u32 {
-    (f(a) + f(b)).to_bits()
+    f32_result(&[a, b], f(a) + f(b))
 }
 
 #[inline]
 pub fn fsub(a: u32, b: u32) -> u32 {
-    (f(a) - f(b)).to_bits()
+    f32_result(&[a, b], f(a) - f(b))
 }
 
 #[inline]
 pub fn fmul(a: u32, b: u32) -> u32 {
-    (f(a) * f(b)).to_bits()
+    f32_result(&[a, b], f(a) * f(b))
 }
 
 /// fma: fused multiply-add, a single rounding (§5.3).
 #[inline]
 pub fn fma(a: u32, b: u32, c: u32) -> u32 {
-    f(a).mul_add(f(b), f(c)).to_bits()
+    f32_result(&[a, b, c], f(a).mul_add(f(b), f(c)))
 }
 
 /// fdiv: IEEE 754 division: x/±0 = ±Inf by sign, 0/0 = NaN (B.12).
 #[inline]
 pub fn fdiv(a: u32, b: u32) -> u32 {
-    (f(a) / f(b)).to_bits()
+    f32_result(&[a, b], f(a) / f(b))
 }
 
 /// fneg: flips the sign bit (NaN payload untouched).
@@ -657,27 +670,38 @@ pub fn unpair(v: u64) -> (u32, u32) {
     (v as u32, (v >> 32) as u32)
 }
 
+/// The NaN rule of f64 arithmetic: as [`f32_result`] (first NaN operand quieted, else the
+/// default NaN).
+#[inline]
+fn f64_result(operands: &[u64], r: f64) -> u64 {
+    match operands.iter().find(|&&x| d(x).is_nan()) {
+        Some(&nan) => nan | 0x0008_0000_0000_0000,
+        None if r.is_nan() => DEFAULT_NAN_F64,
+        None => r.to_bits(),
+    }
+}
+
 #[inline]
 pub fn dadd(a: u64, b: u64) -> u64 {
-    (d(a) + d(b)).to_bits()
+    f64_result(&[a, b], d(a) + d(b))
 }
 #[inline]
 pub fn dsub(a: u64, b: u64) -> u64 {
-    (d(a) - d(b)).to_bits()
+    f64_result(&[a, b], d(a) - d(b))
 }
 #[inline]
 pub fn dmul(a: u64, b: u64) -> u64 {
-    (d(a) * d(b)).to_bits()
+    f64_result(&[a, b], d(a) * d(b))
 }
 /// dma: fused multiply-add in f64 (§5.5).
 #[inline]
 pub fn dma(a: u64, b: u64, c: u64) -> u64 {
-    d(a).mul_add(d(b), d(c)).to_bits()
+    f64_result(&[a, b, c], d(a).mul_add(d(b), d(c)))
 }
 /// ddiv: IEEE f64 division.
 #[inline]
 pub fn ddiv(a: u64, b: u64) -> u64 {
-    (d(a) / d(b)).to_bits()
+    f64_result(&[a, b], d(a) / d(b))
 }
 
 /// The x86 default NaN in f64.

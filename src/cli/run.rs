@@ -74,9 +74,10 @@ pub struct RunArgs {
     /// The kernel to run, by name or index [default: the first]
     #[arg(long, value_name = "NAME|INDEX")]
     pub kernel: Option<String>,
-    /// Execution engine
-    #[arg(long, value_name = "interp|jit", default_value = "interp")]
-    pub engine: String,
+    /// Execution engine [default: jit; with --stats or --trace: interp, whose counters and
+    /// trace are complete (the JIT counts only workgroups and waves)]
+    #[arg(long, value_name = "interp|jit")]
+    pub engine: Option<String>,
     /// Write LEN bytes of device memory at OFFSET to FILE after the run
     #[arg(long, value_name = "OFFSET:LEN:FILE")]
     pub out: Vec<String>,
@@ -268,11 +269,15 @@ pub fn run(args: RunArgs) -> CliResult {
         threads: args.threads,
         unchecked: args.unchecked,
     };
-    let engine: Box<dyn Engine> = match args.engine.as_str() {
+    let default_engine = if args.stats || args.trace { "interp" } else { "jit" };
+    let engine: Box<dyn Engine> = match args.engine.as_deref().unwrap_or(default_engine) {
         "interp" if args.trace => {
             Box::new(Interpreter::with_trace(Box::new(std::io::BufWriter::new(std::io::stderr()))))
         }
         "interp" => Box::new(Interpreter::new()),
+        "jit" if args.trace => {
+            return Err("unsupported: --trace with --engine jit (use --engine interp)".into())
+        }
         "jit" => Box::new(wave_jit_codegen::jit_engine()),
         other => return Err(format!("unknown engine `{other}` (choose interp or jit)")),
     };

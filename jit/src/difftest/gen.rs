@@ -315,6 +315,12 @@ impl Gen<'_> {
         inst.guard = self.maybe_guard();
         let bytes = op.access_bytes();
         // Mostly naturally aligned; sometimes unaligned (allowed, bytewise).
+        if bytes == 4 && self.rng.percent(35) {
+            // 128 threads × 4 bytes + the offset stay inside the data (and local memory).
+            let offset = 4 * self.rng.below((DATA_BYTES - 4 * 128) / 4);
+            let by_thread = self.rng.percent(70);
+            return Some(Node::LinearMem { by_thread, offset, inst });
+        }
         let mask = if self.rng.percent(85) { (DATA_BYTES - bytes) & !(bytes - 1) } else { 0x7FF };
         Some(Node::Mem { addr: self.use_reg(), mask, inst })
     }

@@ -242,9 +242,10 @@ mod tests {
 
     fn contains_float(block: &[Node]) -> bool {
         block.iter().any(|n| match n {
-            Node::Op(i) | Node::Mem { inst: i, .. } | Node::MmaMem { inst: i, .. } => {
-                i.op.class() == Class::Float
-            }
+            Node::Op(i)
+            | Node::Mem { inst: i, .. }
+            | Node::LinearMem { inst: i, .. }
+            | Node::MmaMem { inst: i, .. } => i.op.class() == Class::Float,
             Node::If { then_body, else_body, .. } => {
                 contains_float(then_body) || else_body.as_ref().is_some_and(|e| contains_float(e))
             }

@@ -46,6 +46,13 @@ pub enum Node {
         mask: u32,
         inst: Instruction,
     },
+    /// A load, store or atomic at `offset + 4 × id` with `id` the lane or x thread id: the
+    /// addresses the JIT turns into whole-vector accesses.
+    LinearMem {
+        by_thread: bool,
+        offset: u32,
+        inst: Instruction,
+    },
     /// An MMA tile load or store: the address is masked as for `Mem`, the row stride (bytes) is
     /// put in [`MASK_SCRATCH`].
     MmaMem {
@@ -218,6 +225,16 @@ impl Lowerer<'_> {
             Node::Mem { addr, mask, inst } => {
                 self.out.push(mov_imm(MASK_SCRATCH, *mask));
                 self.out.push(inst3(Op::And, ADDR_REG, *addr, MASK_SCRATCH));
+                self.out.push(*inst);
+            }
+            Node::LinearMem { by_thread, offset, inst } => {
+                let id =
+                    if *by_thread { wave_isa::SpecialReg::ThreadIdX } else { wave_isa::SpecialReg::LaneId };
+                self.out.push(mov_sr(ADDR_REG, id));
+                self.out.push(mov_imm(MASK_SCRATCH, 4));
+                self.out.push(inst3(Op::Imul, ADDR_REG, ADDR_REG, MASK_SCRATCH));
+                self.out.push(mov_imm(MASK_SCRATCH, *offset));
+                self.out.push(inst3(Op::Iadd, ADDR_REG, ADDR_REG, MASK_SCRATCH));
                 self.out.push(*inst);
             }
             Node::MmaMem { addr, stride, inst } => {

@@ -18,9 +18,8 @@ impl Translator<'_, '_> {
     pub fn op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
         match inst.op.class() {
             Class::LocalLoad | Class::DeviceLoad => self.load(inst, pc),
-            Class::LocalStore | Class::DeviceStore | Class::LocalAtomic | Class::DeviceAtomic => {
-                self.memory_helper(inst, pc)
-            }
+            Class::LocalStore | Class::DeviceStore => self.store(inst, pc),
+            Class::LocalAtomic | Class::DeviceAtomic => self.memory_helper(inst, pc),
             Class::Wave => self.wave_op(inst, pc),
             Class::Mma => self.mma(inst, pc),
             Class::Float => self.float_op(inst, pc),

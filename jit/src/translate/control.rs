@@ -6,21 +6,25 @@
 //! Every statement is walked whatever the mask (ir.rs), so barriers inside empty bodies are
 //! still reached, exactly as the interpreter.
 
+use super::fp::is_nan_order_sensitive;
 use super::Translator;
 use crate::ctx::status;
 use crate::error::JitError;
 use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData};
 use cranelift_frontend::Variable;
+use wave_isa::analysis::Uniformity;
 use wave_isa::ir::{walk_block, MAX_CALL_DEPTH};
-use wave_isa::{FuncId, Stmt, StmtKind};
+use wave_isa::{FuncId, Kernel, PredRef, Stmt, StmtKind};
 
 /// One open construct that `break`/`continue`/`return` refer to.
 pub enum Frame {
-    /// Lanes that broke out (rejoin at the exit) and lanes that continued (rejoin at the latch).
-    Loop { brk: Vec<Variable>, cont: Vec<Variable> },
+    /// Lanes that broke out (rejoin at the exit) and lanes that continued (rejoin at the latch);
+    /// the latch and exit blocks, targets of uniform `continue`/`break`; the loop's body
+    /// (where a `break`/`continue` sits decides which barriers a jump must still pass).
+    Loop { brk: Vec<Variable>, cont: Vec<Variable>, latch: Block, exit: Block, body: *const [Stmt] },
     /// An inlined call: lanes that returned (rejoin at the call's end).
     Call { ret: Vec<Variable> },
 }
@@ -37,12 +41,9 @@ impl ControlStack {
     }
 
     /// The innermost loop of the current function.
-    fn innermost_loop(&self) -> Option<(&Vec<Variable>, &Vec<Variable>)> {
+    fn innermost_loop(&self) -> Option<&Frame> {
         // `if` opens no frame, so the innermost frame is the loop, or a call (none then).
-        match self.frames.last()? {
-            Frame::Loop { brk, cont } => Some((brk, cont)),
-            Frame::Call { .. } => None,
-        }
+        self.frames.last().filter(|f| matches!(f, Frame::Loop { .. }))
     }
 
     fn innermost_call(&self) -> Option<&Vec<Variable>> {
@@ -55,26 +56,49 @@ impl ControlStack {
 
 impl Translator<'_, '_> {
     pub fn block(&mut self, stmts: &[Stmt], func: FuncId) -> Result<(), JitError> {
-        for s in stmts {
-            self.stmt(s, func)?;
+        let mut rest = stmts;
+        while let Some(first) = rest.first() {
+            self.func = func;
+            // Consecutive NaN-order-sensitive float ops share one NaN test (see `float_run`).
+            let run = rest.iter().take_while(|s| is_nan_order_sensitive(s)).count();
+            if run > 0 {
+                self.float_run(&rest[..run])?;
+                rest = &rest[run..];
+            } else {
+                self.stmt(first, func)?;
+                rest = &rest[1..];
+            }
         }
         Ok(())
     }
 
     fn stmt(&mut self, s: &Stmt, func: FuncId) -> Result<(), JitError> {
+        self.func = func;
+        self.full = s.guard.is_none() && self.exec_is_full(s.offset);
         match &s.kind {
             StmtKind::Op(inst) => self.op(inst, s.offset),
             StmtKind::If { pred, then_body, else_body, .. } => {
+                if self.waves.pred_is_uniform(func, s.offset)
+                    && !self.passes_barrier(then_body)
+                    && !self.passes_barrier(else_body)
+                {
+                    return self.uniform_if(*pred, then_body, else_body, func);
+                }
                 let entry = self.get(&self.exec.clone());
                 let p = self.pred_ref(*pred);
                 let then_mask = self.and(&entry, &p);
                 let else_mask = self.and_not(&entry, &p);
                 let exec = self.exec.clone();
+                // Either body may run with no active lane (the other side took them all).
+                let outer_maybe_empty = std::mem::replace(&mut self.maybe_empty, true);
                 self.set(&exec, &then_mask);
-                self.block(then_body, func)?;
+                let then_result = self.block(then_body, func);
                 let after_then = self.get(&exec);
                 self.set(&exec, &else_mask);
-                self.block(else_body, func)?;
+                let else_result = self.block(else_body, func);
+                self.maybe_empty = outer_maybe_empty;
+                then_result?;
+                else_result?;
                 let after_else = self.get(&exec);
                 let merged = self.or(&after_then, &after_else);
                 self.set(&exec, &merged);
@@ -83,14 +107,52 @@ impl Translator<'_, '_> {
             StmtKind::Loop { body, .. } => self.loop_(s.offset, body, func),
             StmtKind::Break { pred } | StmtKind::Continue { pred } => {
                 let is_break = matches!(s.kind, StmtKind::Break { .. });
-                let Some((brk, cont)) = self.cf.innermost_loop() else {
+                let Some(Frame::Loop { brk, cont, latch, exit, body }) = self.cf.innermost_loop() else {
                     return Err(JitError::Unsupported(format!(
                         "`{}` outside a loop at byte 0x{:x}",
                         if is_break { "break" } else { "continue" },
                         s.offset
                     )));
                 };
-                let target = if is_break { brk.clone() } else { cont.clone() };
+                let (brk, cont, latch, exit, body) = (brk.clone(), cont.clone(), *latch, *exit, *body);
+                // SAFETY: `body` points to the loop body inside `self.kernel`, which outlives the
+                // translation; the frame is popped before the body's translation ends.
+                let body: &[Stmt] = unsafe { &*body };
+                let uniform_exit = self
+                    .waves
+                    .get(func, s.offset)
+                    .is_some_and(|i| !i.divergent_exit && i.pred.is_some_and(|p| p.is_uniform()));
+                let position = body.iter().position(|b| std::ptr::eq(b, s));
+                if let (true, Some(at)) = (uniform_exit, position) {
+                    // Every active lane leaves together: a real branch. The lanes would
+                    // still walk the rest of the body with an empty mask, so the jump passes
+                    // the barriers found there (all waves then meet the same barriers).
+                    let leaving = self.pred_any_active(*pred);
+                    let leave = self.b.create_block();
+                    let stay = self.b.create_block();
+                    self.b.ins().brif(leaving, leave, &[], stay, &[]);
+                    self.b.switch_to_block(leave);
+                    let skipped = barriers_walked(self.kernel, &body[at + 1..]);
+                    for pc in skipped {
+                        self.barrier_call(pc);
+                    }
+                    if is_break {
+                        let exec = self.get(&self.exec.clone());
+                        let acc = self.get(&brk);
+                        let acc = self.or(&acc, &exec);
+                        self.set(&brk, &acc);
+                        self.b.ins().jump(exit, &[]);
+                    } else {
+                        self.b.ins().jump(latch, &[]);
+                    }
+                    self.b.switch_to_block(stay);
+                    return Ok(());
+                }
+                if uniform_exit {
+                    // A masked uniform exit: what follows in this iteration may run empty.
+                    self.maybe_empty = true;
+                }
+                let target = if is_break { brk } else { cont };
                 let exec_vars = self.exec.clone();
                 let exec = self.get(&exec_vars);
                 let p = self.pred_ref(*pred);
@@ -150,20 +212,74 @@ impl Translator<'_, '_> {
     }
 
     fn barrier(&mut self, s: &Stmt) {
+        if s.guard.is_none() {
+            self.barrier_call(s.offset);
+            return;
+        }
         let wait = self.b.create_block();
         let after = self.b.create_block();
-        if s.guard.is_some() {
-            let m = self.op_mask(s.guard);
-            let any = self.any(&m);
-            self.b.ins().brif(any, wait, &[], after, &[]);
-        } else {
-            self.b.ins().jump(wait, &[]);
-        }
+        let m = self.op_mask(s.guard);
+        let any = self.any(&m);
+        self.b.ins().brif(any, wait, &[], after, &[]);
         self.b.switch_to_block(wait);
-        let zero = self.b.ins().iconst(I64, 0);
-        let st = self.call_helper(helpers::barrier, 0, zero, s.offset);
-        self.b.ins().brif(st, self.exit, &[st.into()], after, &[]);
+        self.barrier_call(s.offset);
+        self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
+    }
+
+    /// Wait at the barrier at byte `pc` (leaves the function on an error status).
+    fn barrier_call(&mut self, pc: u32) {
+        let zero = self.b.ins().iconst(I64, 0);
+        let st = self.call_helper(helpers::barrier, 0, zero, pc);
+        self.check_status(st);
+    }
+
+    /// `if` on a uniform predicate: a real branch; each body runs with the mask unchanged.
+    fn uniform_if(
+        &mut self,
+        pred: PredRef,
+        then_body: &[Stmt],
+        else_body: &[Stmt],
+        func: FuncId,
+    ) -> Result<(), JitError> {
+        let taken = self.pred_any_active(pred);
+        let then_block = self.b.create_block();
+        let else_block = self.b.create_block();
+        let merge = self.b.create_block();
+        self.b.ins().brif(taken, then_block, &[], else_block, &[]);
+        self.b.switch_to_block(then_block);
+        self.block(then_body, func)?;
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(else_block);
+        self.block(else_body, func)?;
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(merge);
+        Ok(())
+    }
+
+    /// Whether the (maybe negated) predicate holds in some active lane, as an i8. Where every
+    /// lane is active, lane 0 answers.
+    fn pred_any_active(&mut self, pred: PredRef) -> cranelift_codegen::ir::Value {
+        let p = self.pred(pred.index as u32);
+        let lane0_decides = self.full;
+        let holds = if lane0_decides {
+            let lane0 = self.b.ins().extractlane(p[0], 0);
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, lane0, 0)
+        } else {
+            let exec = self.get(&self.exec.clone());
+            let active = if pred.negated { self.and_not(&exec, &p) } else { self.and(&exec, &p) };
+            return self.any(&active);
+        };
+        if pred.negated {
+            self.b.ins().bxor_imm_s(holds, 1)
+        } else {
+            holds
+        }
+    }
+
+    /// Whether running `stmts` with an empty mask would meet a barrier.
+    fn passes_barrier(&self, stmts: &[Stmt]) -> bool {
+        !barriers_walked(self.kernel, stmts).is_empty()
     }
 
     fn loop_(&mut self, offset: u32, body: &[Stmt], func: FuncId) -> Result<(), JitError> {
@@ -171,14 +287,33 @@ impl Translator<'_, '_> {
         let brk = self.new_vars(&zero);
         let cont = self.new_vars(&zero);
         let header = self.b.create_block();
+        let latch = self.b.create_block();
+        let exit = self.b.create_block();
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(header);
         self.set(&cont, &zero);
-        self.cf.frames.push(Frame::Loop { brk: brk.clone(), cont: cont.clone() });
+        self.cf.frames.push(Frame::Loop {
+            brk: brk.clone(),
+            cont: cont.clone(),
+            latch,
+            exit,
+            body: body as *const [Stmt],
+        });
+        let outer_maybe_empty = self.maybe_empty;
+        // From the second iteration on, lanes that left at different times are missing
+        // everywhere in the body, which the per-statement `divergent` facts do not say.
+        let diverges = (exits_diverge(&self.waves, func, body), exits_diverge(&self.shapes, func, body));
+        self.divergent_loops.0 += diverges.0 as u32;
+        self.divergent_loops.1 += diverges.1 as u32;
         let result = self.block(body, func);
+        self.divergent_loops.0 -= diverges.0 as u32;
+        self.divergent_loops.1 -= diverges.1 as u32;
+        self.maybe_empty = outer_maybe_empty;
         self.cf.frames.pop();
         result?;
+        self.b.ins().jump(latch, &[]);
         // Latch: continuing lanes rejoin; repeat while any lane is left.
+        self.b.switch_to_block(latch);
         let exec_vars = self.exec.clone();
         let exec = self.get(&exec_vars);
         let c = self.get(&cont);
@@ -188,7 +323,6 @@ impl Translator<'_, '_> {
             self.charge_fuel(offset, body);
         }
         let any = self.any(&next);
-        let exit = self.b.create_block();
         self.b.ins().brif(any, header, &[], exit, &[]);
         self.b.switch_to_block(exit);
         let broke = self.get(&brk);
@@ -235,7 +369,11 @@ impl Translator<'_, '_> {
         let zero = self.zeros();
         let ret = self.new_vars(&zero);
         self.cf.frames.push(Frame::Call { ret: ret.clone() });
+        let outer_divergent = self.call_divergent;
+        let call_site = self.shapes.get(self.func, offset);
+        self.call_divergent |= call_site.is_none_or(|info| info.divergent);
         let result = self.block(&func.body, callee);
+        self.call_divergent = outer_divergent;
         self.cf.frames.pop();
         result?;
         let exec_vars = self.exec.clone();
@@ -245,4 +383,49 @@ impl Translator<'_, '_> {
         self.set(&exec_vars, &joined);
         Ok(())
     }
+}
+
+/// The pcs of the barriers that running `stmts` with an empty mask meets, in order: both
+/// sides of every `if`, every loop body once (its latch then finds no lane), called bodies.
+pub fn barriers_walked(kernel: &Kernel, stmts: &[Stmt]) -> Vec<u32> {
+    fn walk(kernel: &Kernel, stmts: &[Stmt], depth: u32, out: &mut Vec<u32>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Barrier if s.guard.is_none() => out.push(s.offset),
+                StmtKind::If { then_body, else_body, .. } => {
+                    walk(kernel, then_body, depth, out);
+                    walk(kernel, else_body, depth, out);
+                }
+                StmtKind::Loop { body, .. } => walk(kernel, body, depth, out),
+                StmtKind::Call { func, .. } if depth < MAX_CALL_DEPTH => {
+                    if let Some(f) = kernel.funcs.get(*func) {
+                        walk(kernel, &f.body, depth + 1, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(kernel, stmts, 0, &mut out);
+    out
+}
+
+/// Whether lanes may leave the loop with this body at different times by the analysis: a
+/// `break`/`continue` (outside nested loops) or a `return` that is divergent or has a
+/// varying predicate or guard.
+fn exits_diverge(analysis: &Uniformity, func: FuncId, body: &[Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Break { .. } | StmtKind::Continue { .. } | StmtKind::Return => {
+            analysis
+                .get(func, s.offset)
+                .is_none_or(|i| i.divergent || i.divergent_exit || i.pred.is_some_and(|p| !p.is_uniform()))
+                || s.guard.is_some()
+        }
+        StmtKind::If { then_body, else_body, .. } => {
+            exits_diverge(analysis, func, then_body) || exits_diverge(analysis, func, else_body)
+        }
+        StmtKind::Loop { body, .. } => body.iter().any(|s| matches!(s.kind, StmtKind::Return)),
+        _ => false,
+    })
 }

@@ -1,13 +1,19 @@
 //! f32 ops. IEEE-exact ones are native vector ops; the ones whose rules differ from IEEE or
 //! Cranelift (minNum with first-operand zeros, `fround` ties away, `fsat`, transcendentals)
 //! go through the lane helper and `wave_runtime::semantics`.
+//!
+//! NaN operands: `semantics` returns the first NaN operand (quieted). x86 returns the NaN of
+//! the first *source* operand, and for `fadd`, `fmul` and `fma` the order of the machine
+//! operands is the code generator's choice; with at most one NaN operand every order gives
+//! the same bits. So runs of those ops compute natively and test once whether any lane had a
+//! NaN where it could matter; if so, a cold path redoes the run exactly in the lane helper.
 
 use super::Translator;
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::types::F32X4;
 use cranelift_codegen::ir::{InstBuilder, Value};
-use wave_isa::{Instruction, Op};
+use wave_isa::{Instruction, Op, Stmt, StmtKind};
 
 impl Translator<'_, '_> {
     pub fn float_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
@@ -40,19 +46,11 @@ impl Translator<'_, '_> {
             // Cranelift (and LLVM in the interpreter) may swap for commutative ops. The
             // interpreter's compiled `semantics::fadd`/`fmul` return the second operand's NaN
             // (measured); the fix-up pins that. `semantics` should make this explicit.
-            Op::Fadd => binary(self, &|t, x, y| {
-                let r = t.b.ins().fadd(x, y);
-                t.first_nan(&[y, x], r)
-            }),
+            // Not commutative: the machine keeps the operand order, so x86's first-source NaN
+            // is `semantics`' first NaN operand.
             Op::Fsub => binary(self, &|t, x, y| t.b.ins().fsub(x, y)),
-            Op::Fmul => binary(self, &|t, x, y| {
-                let r = t.b.ins().fmul(x, y);
-                t.first_nan(&[y, x], r)
-            }),
             // B.12: IEEE division.
             Op::Fdiv => binary(self, &|t, x, y| t.b.ins().fdiv(x, y)),
-            // fma goes to the helper: which NaN the host `fmaf` returns when several inputs
-            // are NaN follows no simple operand order, and only calling it matches it.
             // Sign-bit operations, as Rust's `-x` and `abs`.
             Op::Fneg => unary(self, &|t, x| t.b.ins().fneg(x)),
             Op::Fabs => unary(self, &|t, x| t.b.ins().fabs(x)),
@@ -95,19 +93,6 @@ impl Translator<'_, '_> {
         Ok(())
     }
 
-    /// The first NaN among `inputs`, quieted, where there is one; `r` elsewhere.
-    fn first_nan(&mut self, inputs: &[Value], r: Value) -> Value {
-        let quiet_bit = self.vconst4([0x0040_0000; 4]);
-        let mut out = self.as_i32(r);
-        for &x in inputs.iter().rev() {
-            let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-            let xi = self.as_i32(x);
-            let q = self.b.ins().bor(xi, quiet_bit);
-            out = self.b.ins().blendv(nan, q, out);
-        }
-        self.as_f32(out)
-    }
-
     /// `isnan(x) ? x : r` on f32 vectors.
     fn keep_nan(&mut self, x: Value, r: Value) -> Value {
         let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
@@ -116,4 +101,93 @@ impl Translator<'_, '_> {
         let v = self.b.ins().blendv(nan, xi, ri);
         self.as_f32(v)
     }
+
+    /// A run of `fadd`/`fmul`/`fma` statements (see the module doc): native vector ops, one
+    /// test for NaNs among the operands that decide which NaN comes out (both of `fadd` and
+    /// `fmul`, the two factors of `fma`: several NaN operands need one there), and on a hit a
+    /// cold path that restores the registers the run wrote and redoes it in the lane helper.
+    pub fn float_run(&mut self, run: &[Stmt]) -> Result<(), JitError> {
+        let insts: Vec<(&Instruction, u32)> = run
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Op(inst) => Some((inst, s.offset)),
+                _ => None,
+            })
+            .collect();
+        let mut before: Vec<(u32, Vec<Value>)> = Vec::new();
+        for &(inst, _) in &insts {
+            let rd = inst.rd as u32;
+            if !before.iter().any(|(r, _)| *r == rd) {
+                let v = self.reg(rd);
+                before.push((rd, v));
+            }
+        }
+        let mut tested: Vec<Vec<Value>> = Vec::new();
+        for &(inst, pc) in &insts {
+            self.full = inst.guard.is_none() && self.exec_is_full(pc);
+            let x = self.reg(inst.rs1 as u32);
+            let y = self.reg(inst.rs2 as u32);
+            let z = if inst.op == Op::Fma { Some(self.reg(inst.rs3 as u32)) } else { None };
+            let result: Vec<Value> = (0..self.n)
+                .map(|k| {
+                    let (fx, fy) = (self.as_f32(x[k]), self.as_f32(y[k]));
+                    let r = match (inst.op, &z) {
+                        (Op::Fma, Some(z)) => {
+                            let fz = self.as_f32(z[k]);
+                            self.b.ins().fma(fx, fy, fz)
+                        }
+                        (Op::Fmul, _) => self.b.ins().fmul(fx, fy),
+                        _ => self.b.ins().fadd(fx, fy),
+                    };
+                    self.as_i32(r)
+                })
+                .collect();
+            for operand in [x, y] {
+                if !tested.contains(&operand) {
+                    tested.push(operand);
+                }
+            }
+            let mask = self.op_mask(inst.guard);
+            self.set_reg(inst.rd as u32, &result, &mask);
+        }
+        // Two operands per unordered compare: it is true when either is NaN.
+        let mut nan_lanes: Option<Vec<Value>> = None;
+        for pair in tested.chunks(2) {
+            let (x, y) = (&pair[0], pair.get(1).unwrap_or(&pair[0]));
+            let unordered: Vec<Value> = (0..self.n)
+                .map(|k| {
+                    let (fx, fy) = (self.as_f32(x[k]), self.as_f32(y[k]));
+                    self.b.ins().fcmp(FloatCC::Unordered, fx, fy)
+                })
+                .collect();
+            nan_lanes = Some(match nan_lanes {
+                Some(acc) => self.or(&acc, &unordered),
+                None => unordered,
+            });
+        }
+        let Some(nan_lanes) = nan_lanes else { return Ok(()) };
+        let any = self.any(&nan_lanes);
+        let exact = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.set_cold_block(exact);
+        self.b.ins().brif(any, exact, &[], done, &[]);
+        self.b.switch_to_block(exact);
+        for (r, vals) in &before {
+            if let Some(vars) = self.regs.get(*r as usize).cloned().flatten() {
+                self.set(&vars, vals);
+            }
+        }
+        for &(inst, pc) in &insts {
+            self.full = inst.guard.is_none() && self.exec_is_full(pc);
+            self.lane_helper(inst, pc)?;
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        Ok(())
+    }
+}
+
+/// `fadd`, `fmul` and `fma`: ops whose NaN result depends on machine operand order.
+pub fn is_nan_order_sensitive(s: &Stmt) -> bool {
+    matches!(&s.kind, StmtKind::Op(inst) if matches!(inst.op, Op::Fadd | Op::Fmul | Op::Fma))
 }

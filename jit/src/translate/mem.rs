@@ -13,10 +13,21 @@ use super::{Translator, ADDR_SLOT, OUT_SLOT};
 use crate::error::JitError;
 use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I32X4, I64};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
-use wave_isa::opcodes::Class;
+use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
+use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Value};
+use wave_isa::opcodes::{Class, Slot};
 use wave_isa::Instruction;
+
+/// How a memory op's address varies across the 4 lanes of each vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AddressShape {
+    /// The same address in every active lane of the vector: one scalar access.
+    Same,
+    /// Consecutive 4-byte words (lane j at base + 4j): one vector access.
+    Consecutive,
+    /// Anything else: one access per lane.
+    Scattered,
+}
 
 impl Translator<'_, '_> {
     pub fn load(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
@@ -27,40 +38,166 @@ impl Translator<'_, '_> {
         if self.flags.checked {
             self.bounds_check(inst, pc, local, bytes, &addr, &mask);
         }
-        let base_off = if local { self.env.local_base_offset() } else { self.env.device_base_offset() };
-        let base = self.load_ctx(I64, base_off);
-        let addr = if local {
-            let m = self.load_ctx(I32, self.env.local_mask_offset());
-            let m = self.b.ins().splat(I32X4, m);
-            (0..self.n).map(|k| self.b.ins().band(addr[k], m)).collect()
-        } else {
-            addr
+        let base = self.memory_base(local);
+        let shape = match self.address_shape(inst, pc) {
+            AddressShape::Consecutive if bytes != 4 => AddressShape::Scattered,
+            shape => shape,
         };
         let nregs = (bytes / 4).max(1);
         let width = bytes.min(4);
-        // Plain memory that never traps (the window / local buffer covers every address).
-        let flags = MemFlagsData::new().with_notrap();
-        for i in 0..nregs {
-            let mut out = Vec::with_capacity(self.n);
-            for &a in addr.iter().take(self.n) {
-                let mut v = self.vconst4([0; 4]);
-                for lane in 0..4u8 {
-                    let x = self.b.ins().extractlane(a, lane);
-                    let x = self.b.ins().uextend(I64, x);
-                    let p = self.b.ins().iadd(base, x);
-                    let off = 4 * i as i32;
-                    let word = match width {
-                        1 => self.b.ins().uload8(I32, flags, p, off),
-                        2 => self.b.ins().uload16(I32, flags, p, off),
-                        _ => self.b.ins().load(I32, flags, p, off),
-                    };
-                    v = self.b.ins().insertlane(v, word, lane);
+        let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.n); nregs as usize];
+        for k in 0..self.n {
+            if shape == AddressShape::Scattered {
+                let lane_ptrs: Vec<Value> =
+                    (0..4u8).map(|lane| self.lane_pointer(base, addr[k], lane, local)).collect();
+                for (i, regs) in out.iter_mut().enumerate() {
+                    let mut v = self.vconst4([0; 4]);
+                    for (lane, &p) in lane_ptrs.iter().enumerate() {
+                        let word = self.load_word(width, p, 4 * i as i32);
+                        v = self.b.ins().insertlane(v, word, lane as u8);
+                    }
+                    regs.push(v);
                 }
-                out.push(v);
+                continue;
             }
-            self.set_reg(inst.rd as u32 + i, &out, &mask);
+            let first = self.first_active_address(pc, addr[k], mask[k], shape);
+            let p = self.scalar_pointer(base, first, local);
+            for (i, regs) in out.iter_mut().enumerate() {
+                let v = if shape == AddressShape::Consecutive {
+                    self.b.ins().load(I32X4, plain_memory(), p, 0)
+                } else {
+                    let word = self.load_word(width, p, 4 * i as i32);
+                    self.b.ins().splat(I32X4, word)
+                };
+                regs.push(v);
+            }
+        }
+        for (i, regs) in out.iter().enumerate() {
+            self.set_reg(inst.rd as u32 + i as u32, regs, &mask);
         }
         Ok(())
+    }
+
+    /// The address of a vector's first lane, or, where that lane may be inactive while others
+    /// run, the address the active lanes agree on (taken back to lane 0 for consecutive ones).
+    fn first_active_address(&mut self, pc: u32, addr: Value, mask: Value, shape: AddressShape) -> Value {
+        if self.lane0_runs_with_its_vector(pc) {
+            return self.b.ins().extractlane(addr, 0);
+        }
+        let lane_offsets = if shape == AddressShape::Consecutive { [0, 4, 8, 12] } else { [0; 4] };
+        let offsets = self.vconst4(lane_offsets);
+        let base = self.b.ins().isub(addr, offsets);
+        // Inactive lanes become 0; the unsigned maximum is then the active lanes' base.
+        let base = self.b.ins().band(base, mask);
+        let swapped = self.shuffle_lanes(base, [2, 3, 0, 1]);
+        let m = self.b.ins().umax(base, swapped);
+        let swapped = self.shuffle_lanes(m, [1, 0, 3, 2]);
+        let m = self.b.ins().umax(m, swapped);
+        self.b.ins().extractlane(m, 0)
+    }
+
+    /// Permute the four 32-bit lanes of a vector.
+    fn shuffle_lanes(&mut self, v: Value, lanes: [u8; 4]) -> Value {
+        let bytes: Vec<u8> = lanes.iter().flat_map(|&l| (0..4).map(move |b| 4 * l + b)).collect();
+        let mask = self.b.func.dfg.immediates.push(ConstantData::from(bytes));
+        let v8 = self.as_bytes(v);
+        let r = self.b.ins().shuffle(v8, v8, mask);
+        self.as_i32(r)
+    }
+
+    /// Where the statement runs, is every live lane of a vector active or none? Then lane 0
+    /// holds the vector's address. Not so in divergent code, in a callee called from divergent
+    /// code, or after a partial `halt`.
+    fn lane0_runs_with_its_vector(&self, pc: u32) -> bool {
+        self.full
+            || !self.partial_halts
+                && !self.call_divergent
+                && self.divergent_loops.1 == 0
+                && self.shapes.get(self.func, pc).is_some_and(|info| !info.divergent)
+    }
+
+    /// The address operand's shape from the per-vector analysis.
+    fn address_shape(&self, inst: &Instruction, pc: u32) -> AddressShape {
+        let Some(info) = self.shapes.get(self.func, pc) else { return AddressShape::Scattered };
+        let stride = inst
+            .operands()
+            .zip(&info.operands)
+            .find(|((spec, _), _)| spec.slot == Slot::Rs1)
+            .and_then(|(_, value)| value.stride());
+        match stride {
+            Some(0) => AddressShape::Same,
+            Some(4) => AddressShape::Consecutive,
+            _ => AddressShape::Scattered,
+        }
+    }
+
+    /// Base pointer of device memory or of the worker's local buffer.
+    fn memory_base(&mut self, local: bool) -> Value {
+        let off = if local { self.env.local_base_offset() } else { self.env.device_base_offset() };
+        self.load_ctx(I64, off)
+    }
+
+    /// `base + zext(addr)`, local addresses masked into the buffer first.
+    fn scalar_pointer(&mut self, base: Value, addr: Value, local: bool) -> Value {
+        let addr = if local {
+            let m = self.load_ctx(I32, self.env.local_mask_offset());
+            self.b.ins().band(addr, m)
+        } else {
+            addr
+        };
+        let wide = self.b.ins().uextend(I64, addr);
+        self.b.ins().iadd(base, wide)
+    }
+
+    fn lane_pointer(&mut self, base: Value, addr: Value, lane: u8, local: bool) -> Value {
+        let a = self.b.ins().extractlane(addr, lane);
+        self.scalar_pointer(base, a, local)
+    }
+
+    /// A zero-extended 1-, 2- or 4-byte load.
+    fn load_word(&mut self, width: u32, p: Value, offset: i32) -> Value {
+        match width {
+            1 => self.b.ins().uload8(I32, plain_memory(), p, offset),
+            2 => self.b.ins().uload16(I32, plain_memory(), p, offset),
+            _ => self.b.ins().load(I32, plain_memory(), p, offset),
+        }
+    }
+
+    /// The lanes of `mask` whose address may fault (a conservative vector compare).
+    fn fault_candidates(&mut self, local: bool, bytes: u32, addr: &[Value], mask: &[Value]) -> Vec<Value> {
+        let lim = self.load_ctx(I32, self.env.limit_offset(local, bytes.trailing_zeros()));
+        let lim = self.b.ins().splat(I32X4, lim);
+        (0..self.n)
+            .map(|k| {
+                let f = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, addr[k], lim);
+                if self.full {
+                    f
+                } else {
+                    self.b.ins().band(f, mask[k])
+                }
+            })
+            .collect()
+    }
+
+    /// Whether some active lane's address may fault, as an i8: the largest active address
+    /// against the conservative limit (inactive lanes count as address 0).
+    fn may_fault(&mut self, local: bool, bytes: u32, addr: &[Value], mask: &[Value]) -> Value {
+        let mut top: Option<Value> = None;
+        for k in 0..self.n {
+            let a = if self.full { addr[k] } else { self.b.ins().band(addr[k], mask[k]) };
+            top = Some(match top {
+                Some(t) => self.b.ins().umax(t, a),
+                None => a,
+            });
+        }
+        let top = top.unwrap_or_else(|| self.vconst4([0; 4]));
+        let swapped = self.shuffle_lanes(top, [2, 3, 0, 1]);
+        let top = self.b.ins().umax(top, swapped);
+        let swapped = self.shuffle_lanes(top, [1, 0, 3, 2]);
+        let top = self.b.ins().umax(top, swapped);
+        let top = self.b.ins().extractlane(top, 0);
+        let lim = self.load_ctx(I32, self.env.limit_offset(local, bytes.trailing_zeros()));
+        self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, top, lim)
     }
 
     /// Find active lanes that may fault; if any, check them exactly on a cold path.
@@ -73,25 +210,63 @@ impl Translator<'_, '_> {
         addr: &[Value],
         mask: &[Value],
     ) {
-        let lim = self.load_ctx(I32, self.env.limit_offset(local, bytes.trailing_zeros()));
-        let lim = self.b.ins().splat(I32X4, lim);
-        let fault: Vec<Value> = (0..self.n)
-            .map(|k| {
-                let f = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, addr[k], lim);
-                self.b.ins().band(f, mask[k])
-            })
-            .collect();
-        let any = self.any(&fault);
+        let any = self.may_fault(local, bytes, addr, mask);
         let cold = self.b.create_block();
         let go = self.b.create_block();
         self.b.set_cold_block(cold);
         self.b.ins().brif(any, cold, &[], go, &[]);
         self.b.switch_to_block(cold);
+        let fault = self.fault_candidates(local, bytes, addr, mask);
         self.spill(ADDR_SLOT, addr);
         let bits = self.mask_bits(&fault);
         let st = self.call_helper(helpers::bounds, super::helper_op(inst), bits, pc);
         self.b.ins().brif(st, self.exit, &[st.into()], go, &[]);
         self.b.switch_to_block(go);
+    }
+
+    /// A 32-bit store to consecutive addresses runs as vector stores when every lane is active
+    /// (and, checked, none may fault); anything else takes the lane-order helper.
+    pub fn store(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        let consecutive =
+            inst.op.access_bytes() == 4 && self.address_shape(inst, pc) == AddressShape::Consecutive;
+        if !consecutive {
+            return self.memory_helper(inst, pc);
+        }
+        let local = inst.op.class() == Class::LocalStore;
+        let mask = self.op_mask(inst.guard);
+        let addr = self.reg(inst.rs1 as u32);
+        let value = self.reg(inst.rs2 as u32);
+        let mut fast = if self.full {
+            self.b.ins().iconst(I8, 1)
+        } else {
+            let mut all = mask[0];
+            for &m in &mask[1..] {
+                all = self.b.ins().band(all, m);
+            }
+            self.b.ins().vall_true(all)
+        };
+        if self.flags.checked {
+            let any = self.may_fault(local, 4, &addr, &mask);
+            fast = self.b.ins().band_not(fast, any);
+        }
+        let vector = self.b.create_block();
+        let lanes = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(fast, vector, &[], lanes, &[]);
+        self.b.switch_to_block(vector);
+        let base = self.memory_base(local);
+        for k in 0..self.n {
+            // Every lane is active, so lane 0 holds the vector's first address.
+            let first = self.b.ins().extractlane(addr[k], 0);
+            let p = self.scalar_pointer(base, first, local);
+            self.b.ins().store(plain_memory(), value[k], p, 0);
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(lanes);
+        self.memory_helper(inst, pc)?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        Ok(())
     }
 
     /// Stores and atomics: lane by lane in a helper (only active lanes are touched).
@@ -106,4 +281,9 @@ impl Translator<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// Plain memory that never traps: the device window and the local buffer cover every address.
+fn plain_memory() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
 }

@@ -27,8 +27,9 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use env::WaveEnv;
+use wave_isa::analysis::{uniformity_with, Uniformity, UniformityOptions};
 use wave_isa::opcodes::Role;
-use wave_isa::{Instruction, Kernel, Operand, PredRef};
+use wave_isa::{FuncId, Instruction, Kernel, Operand, PredRef, StmtKind};
 
 /// What a compiled function is specialised for (part of the cache key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,6 +40,10 @@ pub struct Flags {
     pub checked: bool,
     /// Count instructions at loop back-edges against the workgroup's budget.
     pub fuel: bool,
+    /// Threads per workgroup (x, y, z). When x is a multiple of 4, `sr_thread_id_x` runs
+    /// along the lanes of every 4-lane vector (`a[tid_x]` accesses are contiguous); when the
+    /// total is a multiple of W, every lane of every wave is live.
+    pub workgroup: [u32; 3],
 }
 
 /// First scratch slot of helper results (inputs use slots 0..8).
@@ -63,6 +68,30 @@ pub struct Translator<'a, 'f> {
     /// Block taking a status (i32) and returning it.
     pub exit: Block,
     helper_sig: SigRef,
+    /// The uniformity analysis run with the 4 lanes of one vector as the "wave": how values
+    /// vary inside each vector (memory ops use it to load and store whole vectors).
+    pub shapes: Uniformity,
+    /// The uniformity analysis over whole waves: uniform predicates become real branches.
+    pub waves: Uniformity,
+    /// Every lane of every wave is live (the workgroup is a multiple of W threads).
+    pub all_live: bool,
+    /// Inside a region that may run with no active lane although the analysis calls it
+    /// non-divergent (the body of a uniform `if` kept masked, code after a masked uniform
+    /// `break`/`continue`).
+    pub maybe_empty: bool,
+    /// Every lane is active for the statement being translated (and it has no guard): writes
+    /// need no blend and stores no mask test.
+    pub full: bool,
+    /// Open loops whose lanes may leave at different times, by the wave analysis and by the
+    /// per-vector analysis: inside them no statement is known to run on every lane.
+    pub divergent_loops: (u32, u32),
+    /// The function whose statement is being translated.
+    pub func: FuncId,
+    /// The innermost inlined call was made from divergent code, so the callee's statements
+    /// may run on part of a vector even where the analysis (per function) says otherwise.
+    pub call_divergent: bool,
+    /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
+    pub partial_halts: bool,
 }
 
 /// The signature every helper shares: `(ctx, op, exec_bits, pc) -> status`.
@@ -114,6 +143,21 @@ impl<'a, 'f> Translator<'a, 'f> {
             cf: ControlStack::default(),
             exit,
             helper_sig,
+            shapes: uniformity_with(
+                kernel,
+                UniformityOptions { rows_fill_waves: flags.workgroup[0] % 4 == 0 },
+            ),
+            waves: uniformity_with(
+                kernel,
+                UniformityOptions { rows_fill_waves: flags.workgroup[0] % flags.width.max(1) == 0 },
+            ),
+            all_live: flags.workgroup.iter().product::<u32>() % flags.width.max(1) == 0,
+            maybe_empty: false,
+            full: false,
+            divergent_loops: (0, 0),
+            func: 0,
+            call_divergent: false,
+            partial_halts: partial_halts(kernel),
         };
         t.init_state();
         t
@@ -122,7 +166,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn init_state(&mut self) {
         let used = used_registers(self.kernel);
         for (r, _) in used.iter().enumerate().filter(|(_, &u)| u) {
-            let init = self.b.ins().load(I32, ctx_flags(), self.ctx, self.env.init_reg_offset(r as u8));
+            let init = self.load_ctx(I32, self.env.init_reg_offset(r as u8));
             let v = self.b.ins().splat(I32X4, init);
             let vars = self.new_vars(&vec![v; self.n]);
             self.regs[r] = Some(vars);
@@ -132,12 +176,16 @@ impl<'a, 'f> Translator<'a, 'f> {
             let vars = self.new_vars(&zero);
             self.preds.push(vars);
         }
-        // live = lane < live_lanes
-        let count = self.b.ins().load(I32, ctx_flags(), self.ctx, self.env.live_lanes_offset());
-        let count = self.b.ins().splat(I32X4, count);
-        let iota = self.lane_ids();
-        let live: Vec<Value> =
-            iota.iter().map(|&l| self.b.ins().icmp(IntCC::UnsignedLessThan, l, count)).collect();
+        // live = lane < live_lanes; a constant when every wave is full (the engine then
+        // passes live_lanes = W).
+        let live: Vec<Value> = if self.all_live {
+            self.splat_u32(u32::MAX)
+        } else {
+            let count = self.load_ctx(I32, self.env.live_lanes_offset());
+            let count = self.b.ins().splat(I32X4, count);
+            let iota = self.lane_ids();
+            iota.iter().map(|&l| self.b.ins().icmp(IntCC::UnsignedLessThan, l, count)).collect()
+        };
         self.live = self.new_vars(&live);
         self.exec = self.new_vars(&live);
     }
@@ -195,9 +243,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// Write register `r` on the lanes of `mask`.
+    /// Write register `r` on the lanes of `mask` (the op's mask; all lanes when `full`).
     pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
         let Some(vars) = self.regs.get(r as usize).cloned().flatten() else { return };
+        if self.full {
+            self.set(&vars, vals);
+            return;
+        }
         let old = self.get(&vars);
         let new = self.blend(mask, vals, &old);
         self.set(&vars, &new);
@@ -217,6 +269,10 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     pub fn set_pred(&mut self, p: u32, vals: &[Value], mask: &[Value]) {
         let Some(vars) = self.preds.get(p as usize).cloned() else { return };
+        if self.full {
+            self.set(&vars, vals);
+            return;
+        }
         let old = self.get(&vars);
         let new = self.blend(mask, vals, &old);
         self.set(&vars, &new);
@@ -230,6 +286,18 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else {
             v
         }
+    }
+
+    /// Whether every lane runs the statement: all lanes live, no partial halt, not inside an
+    /// inlined call (a uniform `return` empties the mask), not in a maybe-empty region, and
+    /// not divergent by the analysis. Real branches for uniform control keep this exact.
+    pub fn exec_is_full(&self, offset: u32) -> bool {
+        self.all_live
+            && !self.partial_halts
+            && !self.maybe_empty
+            && self.divergent_loops.0 == 0
+            && self.cf.frames.iter().all(|f| !matches!(f, control::Frame::Call { .. }))
+            && self.waves.get(self.func, offset).is_some_and(|info| !info.divergent)
     }
 
     /// exec ∧ guard: the lanes an op runs on.
@@ -295,8 +363,11 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     // ---- context access -----------------------------------------------------------------
 
+    /// Load a context field that stays constant while the wave runs (bases, sizes, limits,
+    /// ids): marked read-only and movable, so Cranelift keeps one copy and hoists it.
     pub fn load_ctx(&mut self, ty: Type, offset: i32) -> Value {
-        self.b.ins().load(ty, ctx_flags(), self.ctx, offset)
+        let flags = ctx_flags().with_readonly().with_can_move();
+        self.b.ins().load(ty, flags, self.ctx, offset)
     }
 
     /// Store a register's vectors into scratch slot `slot`.
@@ -392,6 +463,21 @@ impl<'a, 'f> Translator<'a, 'f> {
 /// The op arguments passed to helpers: op index and the raw register fields.
 pub fn helper_op(inst: &Instruction) -> u32 {
     inst.op as u32 | (inst.rd as u32) << 8 | (inst.rs1 as u32) << 16 | (inst.rs2 as u32) << 24
+}
+
+/// Whether a `halt` (or a `return` of the entry function) can stop only some lanes: one that
+/// is guarded, nested in a construct, or inside a called function.
+fn partial_halts(kernel: &Kernel) -> bool {
+    let mut partial = false;
+    kernel.walk(&mut |func, stmt, depth| {
+        let halts = match stmt.kind {
+            StmtKind::Halt { .. } => true,
+            StmtKind::Return => func == 0,
+            _ => false,
+        };
+        partial |= halts && (func != 0 || depth > 0 || stmt.guard.is_some());
+    });
+    partial
 }
 
 /// Registers the kernel names anywhere (defs and uses, pairs and quads expanded).

@@ -284,3 +284,24 @@ fn dispatcher_covers_every_single_register_op() {
     }
     assert_eq!(alu(Op::Bfi, 0xFFFF_FFFF, 0, 4, 8), Some(0xFFFF_F00F));
 }
+
+#[test]
+fn arithmetic_returns_the_first_nan_operand_quieted() {
+    let (qa, sb, sc) = (0x7FC0_0001u32, 0xFF80_0002u32, 0x7F80_0003u32);
+    // Second and third operands are signalling NaNs: quieted when chosen.
+    assert_eq!(fadd(qa, sb), qa);
+    assert_eq!(fadd(sb, qa), sb | 0x0040_0000);
+    assert_eq!(fmul(fb(2.0), sc), sc | 0x0040_0000);
+    assert_eq!(fsub(sc, sb), sc | 0x0040_0000);
+    assert_eq!(fdiv(sb, qa), sb | 0x0040_0000);
+    assert_eq!(fma(fb(1.0), sb, sc), sb | 0x0040_0000);
+    assert_eq!(fma(fb(1.0), fb(1.0), sc), sc | 0x0040_0000);
+    assert_eq!(fma(sc, sb, qa), sc | 0x0040_0000);
+    // A NaN made from non-NaN operands is the default NaN.
+    assert_eq!(fadd(fb(f32::INFINITY), fb(f32::NEG_INFINITY)), DEFAULT_NAN_F32);
+    assert_eq!(fma(fb(0.0), fb(f32::INFINITY), fb(1.0)), DEFAULT_NAN_F32);
+    let (da, db) = (0x7FF0_0000_0000_0001u64, 0x7FF8_0000_0000_0002u64);
+    assert_eq!(dadd(db, da), db);
+    assert_eq!(dadd(da, db), da | 0x0008_0000_0000_0000);
+    assert_eq!(dmul(0, 0x7FF0_0000_0000_0000), DEFAULT_NAN_F64);
+}
