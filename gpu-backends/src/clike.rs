@@ -59,6 +59,19 @@ pub(crate) fn write_header(plan: &Plan, target: Target) -> String {
         _ => s.push_str(prelude::METAL_HEADER),
     }
     s.push_str(prelude::HELPERS);
+    if target != Target::Metal {
+        s.push_str(prelude::HELPERS_F64);
+    }
+    s
+}
+
+/// The helper functions of the HIP and SYCL prelude (WAVE's integer, float NaN, f16/bf16 and
+/// transcendental semantics) over host C++ spellings, so a host compiler can check them against
+/// the interpreter (`.ci/gpu-check` does).
+pub(crate) fn host_helpers() -> String {
+    let mut s = String::from(prelude::HOST_HEADER);
+    s.push_str(prelude::HELPERS);
+    s.push_str(prelude::HELPERS_F64);
     s
 }
 
@@ -377,10 +390,11 @@ impl Writer<'_> {
                         self.line("}");
                     }
                     MmaKind::Compute => {
+                        // mma_compute c, a, b: rd is the accumulator (read and written).
                         let (fa, fb, fc) = (
-                            self.plan.fragment_slot(inst.rd),
                             self.plan.fragment_slot(inst.rs1),
                             self.plan.fragment_slot(inst.rs2),
+                            self.plan.fragment_slot(inst.rd),
                         );
                         self.line(format!(
                             "if ({act}) {{ {comment}: c += a * b, products added in k order, unfused"
@@ -554,6 +568,7 @@ impl Writer<'_> {
         let (ra, rb, rc, re) = (reg(a), reg(b), reg(c), reg(e));
         let (fa, fb, fc) = (f(&ra), f(&rb), f(&rc));
         let dpair = |lo: u32| format!("WAVE_D({}, {})", reg(lo), reg(lo + 1));
+        let dbits = |lo: u32| format!("WAVE_PAIR({}, {})", reg(lo), reg(lo + 1));
         // Result kinds: a register, a predicate, or a register pair (f64 bits).
         enum Res {
             Reg(String),
@@ -576,29 +591,29 @@ impl Writer<'_> {
             Imin => r(format!("wave_imin({ra}, {rb})")),
             Imax => r(format!("wave_imax({ra}, {rb})")),
             Iclamp => r(format!("wave_iclamp({ra}, {rb}, {rc})")),
-            Fadd => u(format!("{fa} + {fb}")),
-            Fsub => u(format!("{fa} - {fb}")),
-            Fmul => u(format!("{fa} * {fb}")),
-            Fma => u(format!("WAVE_FMAF({fa}, {fb}, {fc})")),
-            Fdiv => u(format!("{fa} / {fb}")),
+            Fadd => r(format!("wave_fadd({ra}, {rb})")),
+            Fsub => r(format!("wave_fsub({ra}, {rb})")),
+            Fmul => r(format!("wave_fmul({ra}, {rb})")),
+            Fma => r(format!("wave_fma({ra}, {rb}, {rc})")),
+            Fdiv => r(format!("wave_fdiv({ra}, {rb})")),
             Fneg => r(format!("{ra} ^ 0x80000000u")),
             Fabs => r(format!("{ra} & 0x7FFFFFFFu")),
             Fmin => u(format!("wave_fmin({fa}, {fb})")),
             Fmax => u(format!("wave_fmax({fa}, {fb})")),
             Fclamp => u(format!("wave_fmin(wave_fmax({fa}, {fb}), {fc})")),
-            Fsqrt => u(format!("WAVE_SQRTF({fa})")),
-            Frsqrt => u(format!("1.0f / WAVE_SQRTF({fa})")),
-            Frcp => u(format!("1.0f / {fa}")),
+            Fsqrt => r(format!("wave_fsqrt({ra})")),
+            Frsqrt => r(format!("wave_frsqrt({ra})")),
+            Frcp => r(format!("wave_fdiv(0x3F800000u, {ra})")),
             Ffloor => u(format!("WAVE_FLOORF({fa})")),
             Fceil => u(format!("WAVE_CEILF({fa})")),
             Fround => u(format!("wave_fround({fa})")),
             Ftrunc => u(format!("WAVE_TRUNCF({fa})")),
             Ffract => u(format!("{fa} - WAVE_TRUNCF({fa})")),
             Fsat => u(format!("wave_fsat({fa})")),
-            Fsin => u(format!("WAVE_SINF({fa})")),
-            Fcos => u(format!("WAVE_COSF({fa})")),
-            Fexp2 => u(format!("WAVE_EXP2F({fa})")),
-            Flog2 => u(format!("WAVE_LOG2F({fa})")),
+            Fsin => r(format!("wave_fsin({ra})")),
+            Fcos => r(format!("wave_fcos({ra})")),
+            Fexp2 => r(format!("wave_fexp2({ra})")),
+            Flog2 => r(format!("wave_flog2({ra})")),
             Hadd => r(format!("wave_hadd({ra}, {rb})")),
             Hsub => r(format!("wave_hsub({ra}, {rb})")),
             Hmul => r(format!("wave_hmul({ra}, {rb})")),
@@ -613,12 +628,12 @@ impl Writer<'_> {
             Badd2 => r(format!("wave_badd2({ra}, {rb})")),
             Bmul2 => r(format!("wave_bmul2({ra}, {rb})")),
             Bma2 => r(format!("wave_bma2({ra}, {rb}, {rc})")),
-            Dadd => Res::Pair(format!("WAVE_DBITS({} + {})", dpair(a), dpair(b))),
-            Dsub => Res::Pair(format!("WAVE_DBITS({} - {})", dpair(a), dpair(b))),
-            Dmul => Res::Pair(format!("WAVE_DBITS({} * {})", dpair(a), dpair(b))),
-            Dma => Res::Pair(format!("WAVE_DBITS(WAVE_DFMA({}, {}, {}))", dpair(a), dpair(b), dpair(c))),
-            Ddiv => Res::Pair(format!("WAVE_DBITS({} / {})", dpair(a), dpair(b))),
-            Dsqrt => Res::Pair(format!("WAVE_DBITS(WAVE_DSQRT({}))", dpair(a))),
+            Dadd => Res::Pair(format!("wave_dadd({}, {})", dbits(a), dbits(b))),
+            Dsub => Res::Pair(format!("wave_dsub({}, {})", dbits(a), dbits(b))),
+            Dmul => Res::Pair(format!("wave_dmul({}, {})", dbits(a), dbits(b))),
+            Dma => Res::Pair(format!("wave_dma({}, {}, {})", dbits(a), dbits(b), dbits(c))),
+            Ddiv => Res::Pair(format!("wave_ddiv({}, {})", dbits(a), dbits(b))),
+            Dsqrt => Res::Pair(format!("wave_dsqrt({})", dbits(a))),
             And => r(format!("{ra} & {rb}")),
             Or => r(format!("{ra} | {rb}")),
             Xor => r(format!("{ra} ^ {rb}")),

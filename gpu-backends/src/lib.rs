@@ -99,6 +99,14 @@ pub struct Options {
     pub entry_name: Option<String>,
 }
 
+/// The helper functions the HIP and SYCL writers put in every file (WAVE's semantics where the
+/// targets' native operations differ: integer edge cases, the f32/f64 NaN rule, f16/bf16
+/// rounding, and the interpreter's sin/cos/exp2/log2 algorithms), spelled for a host C++
+/// compiler so they can be compared with the interpreter on the CPU.
+pub fn host_helpers_source() -> String {
+    clike::host_helpers()
+}
+
 /// Write `kernel` as source text for `target`.
 pub fn write(kernel: &Kernel, target: Target, opts: &Options) -> Result<String, EmitError> {
     write_module(&[(kernel, opts)], target)

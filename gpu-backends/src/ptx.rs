@@ -472,8 +472,9 @@ impl Writer<'_> {
                 }
             }
             MmaKind::Compute => {
-                // c += a * b: products added in k order, each rounded (no fma).
-                let (fa, fb, fc) = (inst.rd, inst.rs1, inst.rs2);
+                // mma_compute c, a, b (rd is the accumulator): c += a * b, products added in
+                // k order, each rounded (no fma).
+                let (fa, fb, fc) = (inst.rs1, inst.rs2, inst.rd);
                 for i in 0..n {
                     for j in 0..n {
                         let t = format!("%mt{}", i * n + j);

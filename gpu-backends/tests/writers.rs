@@ -186,7 +186,7 @@ fn metal_structure_covers_every_class() {
     assert!(!text.contains("double") && !text.contains("f64"), "no f64 on Metal");
     let per_class: &[(Class, &[&str])] = &[
         (Class::Integer, &["wave_idiv(", "wave_imul_hi(", "wave_iclamp("]),
-        (Class::Float, &["WAVE_FMAF(", "wave_fmin(", "wave_fround(", "WAVE_SINF("]),
+        (Class::Float, &["wave_fma(", "wave_fmin(", "wave_fround(", "wave_fsin(", "wave_flog2("]),
         (Class::Half, &["wave_hadd(", "wave_hma2("]),
         (Class::BFloat, &["wave_badd(", "wave_bma2("]),
         (Class::Bitwise, &["wave_bitfind(", "WAVE_BREV(", "wave_bfi("]),
@@ -220,5 +220,52 @@ fn metal_structure_covers_every_class() {
         ["simd_shuffle(", "simd_ballot(", "simd_sum(", "simd_prefix_exclusive_sum(", "threadgroup_barrier("]
     {
         assert!(text.contains(n), "`{n}` missing");
+    }
+}
+
+/// `mma_compute c, a, b` accumulates into its first operand (rd), as the interpreter's
+/// `mma_tile`: c += a * b with a = rs1, b = rs2.
+#[test]
+fn mma_compute_accumulates_into_rd() {
+    // Fragment ids 1 (rd), 2 (rs1), 3 (rs2) get storage slots 0, 1, 2.
+    let kernel = common::kernel("mma", &[common::sample(Op::MmaCompute)]);
+    for target in [Target::Hip, Target::Sycl, Target::Metal] {
+        let text = write(&kernel, target, &opts()).unwrap();
+        for needle in [
+            "f32 acc = wave_frag[0][i * 4u + j];",
+            "wave_frag[1][i * 4u + k] * wave_frag[2][k * 4u + j]",
+            "wave_frag[0][i] = t[i];",
+        ] {
+            assert!(text.contains(needle), "{target}: `{needle}` missing");
+        }
+    }
+    let ptx = write(&kernel, Target::Ptx, &opts()).unwrap();
+    for needle in ["mov.f32 %mt0, %fr0;", "mul.rn.f32 %mp, %fr16, %fr32;", "@%act mov.f32 %fr0, %mt0;"] {
+        assert!(ptx.contains(needle), "ptx: `{needle}` missing");
+    }
+}
+
+/// The C-like targets pin WAVE's float results in helpers rather than native operators: the
+/// NaN rule of f32/f64 arithmetic and the interpreter's transcendental algorithms.
+#[test]
+fn float_helpers_are_used() {
+    let ops = [Op::Fadd, Op::Fmul, Op::Fdiv, Op::Fsin, Op::Fcos, Op::Fexp2, Op::Flog2, Op::Dadd];
+    let kernel = common::kernel("float", &ops.map(common::sample));
+    for target in [Target::Hip, Target::Sycl] {
+        let text = write(&kernel, target, &opts()).unwrap();
+        for needle in [
+            "r4 = wave_fadd(r8, r12);",
+            "r4 = wave_fmul(r8, r12);",
+            "r4 = wave_fdiv(r8, r12);",
+            "r4 = wave_fsin(r8);",
+            "r4 = wave_fcos(r8);",
+            "r4 = wave_fexp2(r8);",
+            "r4 = wave_flog2(r8);",
+            "wave_dadd(WAVE_PAIR(r8, r9), WAVE_PAIR(r12, r13))",
+            "WAVE_FN u32 wave_fsin(u32 u) {",
+            "WAVE_FN u32 wave_fexp2(u32 u) {",
+        ] {
+            assert!(text.contains(needle), "{target}: `{needle}` missing");
+        }
     }
 }

@@ -24,10 +24,6 @@ typedef float f32;
 #define WAVE_FLOORF(x) floor(x)
 #define WAVE_CEILF(x) ceil(x)
 #define WAVE_TRUNCF(x) trunc(x)
-#define WAVE_SINF(x) precise::sin(x)
-#define WAVE_COSF(x) precise::cos(x)
-#define WAVE_EXP2F(x) precise::exp2(x)
-#define WAVE_LOG2F(x) precise::log2(x)
 #define WAVE_CLZ(x) ((u32)clz((u32)(x)))
 #define WAVE_POPC(x) ((u32)popcount((u32)(x)))
 #define WAVE_BREV(x) ((u32)reverse_bits((u32)(x)))
@@ -45,6 +41,13 @@ typedef float f32;
 #define WAVE_RED_MIN(v) simd_min((u32)(v))
 #define WAVE_RED_MAX(v) simd_max((u32)(v))
 #define WAVE_SCAN_EXCL_ADD(v) simd_prefix_exclusive_sum((u32)(v))
+
+// Metal has no 64-bit floats, so sin, cos and exp2 are Metal's precise functions, not the
+// interpreter's algorithms (exact on HIP and SYCL): results can differ in the last bit. log2 is
+// exact (helpers).
+WAVE_FN u32 wave_fsin(u32 a) { return WAVE_U(precise::sin(WAVE_F(a))); }
+WAVE_FN u32 wave_fcos(u32 a) { return WAVE_U(precise::cos(WAVE_F(a))); }
+WAVE_FN u32 wave_fexp2(u32 a) { return WAVE_U(precise::exp2(WAVE_F(a))); }
 
 // ---- integer (semantics.md 5.2): x/0 = 0, INT_MIN/-1 = INT_MIN, wrapping abs/neg.
 WAVE_FN u32 wave_idiv(u32 a, u32 b) {
@@ -73,6 +76,61 @@ WAVE_FN u32 wave_bfi(u32 base, u32 ins, u32 off, u32 width) {
   if (width == 0u) return base;
   const u32 m = ((1u << width) - 1u) << off;
   return (base & ~m) | ((ins << off) & m);
+}
+
+// ---- f32 NaN rule (as the interpreter): the first NaN operand (rs1, rs2, rs3) quieted; a NaN
+// made from non-NaN operands (inf - inf, 0 * inf, 0 / 0) is 0xFFC00000. Targets differ here
+// (operand order of commutative ops, AMD's canonical NaN), so it is pinned in software.
+WAVE_FN bool wave_is_nan(u32 a) { return (a & 0x7FFFFFFFu) > 0x7F800000u; }
+WAVE_FN u32 wave_nan3(u32 a, u32 b, u32 c) {
+  return wave_is_nan(a) ? (a | 0x400000u) : (wave_is_nan(b) ? (b | 0x400000u) : (wave_is_nan(c) ? (c | 0x400000u) : 0xFFC00000u));
+}
+WAVE_FN u32 wave_fresult(f32 r, u32 a, u32 b, u32 c) { return r == r ? WAVE_U(r) : wave_nan3(a, b, c); }
+WAVE_FN u32 wave_fadd(u32 a, u32 b) { return wave_fresult(WAVE_F(a) + WAVE_F(b), a, b, 0u); }
+WAVE_FN u32 wave_fsub(u32 a, u32 b) { return wave_fresult(WAVE_F(a) - WAVE_F(b), a, b, 0u); }
+WAVE_FN u32 wave_fmul(u32 a, u32 b) { return wave_fresult(WAVE_F(a) * WAVE_F(b), a, b, 0u); }
+WAVE_FN u32 wave_fdiv(u32 a, u32 b) { return wave_fresult(WAVE_F(a) / WAVE_F(b), a, b, 0u); }
+WAVE_FN u32 wave_fma(u32 a, u32 b, u32 c) { return wave_fresult(WAVE_FMAF(WAVE_F(a), WAVE_F(b), WAVE_F(c)), a, b, c); }
+// sqrt: NaN quieted, negative (not -0) -> 0xFFC00000; rsqrt = 1 / sqrt.
+WAVE_FN u32 wave_fsqrt(u32 a) {
+  if (wave_is_nan(a)) return a | 0x400000u;
+  if (WAVE_F(a) < 0.0f) return 0xFFC00000u;
+  return WAVE_U(WAVE_SQRTF(WAVE_F(a)));
+}
+WAVE_FN u32 wave_frsqrt(u32 a) {
+  const u32 s = wave_fsqrt(a);
+  return wave_is_nan(s) ? s : WAVE_U(1.0f / WAVE_F(s));
+}
+
+// ---- flog2: the interpreter's algorithm (FreeBSD msun e_log2f.c, as in the `libm` crate),
+// f32 only, so every target gives the same bits.
+WAVE_FN u32 wave_flog2(u32 ui) {
+  u32 ix = ui;
+  i32 k = 0;
+  if (ix < 0x00800000u || (ix >> 31) != 0u) {
+    if ((ix << 1) == 0u) return 0xFF800000u; // log2(+-0) = -inf
+    if ((ix >> 31) != 0u) return wave_is_nan(ix) ? (ix | 0x400000u) : 0xFFC00000u; // log2(-x) = NaN
+    k -= 25; // subnormal: scale up by 2^25
+    ix = WAVE_U(WAVE_F(ix) * 33554432.0f);
+  } else if (ix >= 0x7F800000u) {
+    return ix; // +inf, positive NaN: unchanged
+  } else if (ix == 0x3F800000u) {
+    return 0u;
+  }
+  ix += 0x3F800000u - 0x3F3504F3u;
+  k += (i32)(ix >> 23) - 0x7F;
+  ix = (ix & 0x007FFFFFu) + 0x3F3504F3u;
+  const f32 f = WAVE_F(ix) - 1.0f;
+  const f32 s = f / (2.0f + f);
+  const f32 z = s * s;
+  const f32 w = z * z;
+  const f32 t1 = w * (0.40000972152f + w * 0.24279078841f);
+  const f32 t2 = z * (0.66666662693f + w * 0.28498786688f);
+  const f32 r = t2 + t1;
+  const f32 hfsq = 0.5f * f * f;
+  const f32 hi = WAVE_F(WAVE_U(f - hfsq) & 0xFFFFF000u);
+  const f32 lo = f - hi - hfsq + s * (hfsq + r);
+  return WAVE_U((lo + hi) * -1.7605285393e-04f + lo * 1.4428710938e+00f + hi * 1.4428710938e+00f + (f32)k);
 }
 
 // ---- f32 (semantics.md 5.3): minNum with the first operand on equal zeros, half-away rounding.

@@ -24,10 +24,6 @@ typedef float f32;
 #define WAVE_FLOORF(x) floor(x)
 #define WAVE_CEILF(x) ceil(x)
 #define WAVE_TRUNCF(x) trunc(x)
-#define WAVE_SINF(x) precise::sin(x)
-#define WAVE_COSF(x) precise::cos(x)
-#define WAVE_EXP2F(x) precise::exp2(x)
-#define WAVE_LOG2F(x) precise::log2(x)
 #define WAVE_CLZ(x) ((u32)clz((u32)(x)))
 #define WAVE_POPC(x) ((u32)popcount((u32)(x)))
 #define WAVE_BREV(x) ((u32)reverse_bits((u32)(x)))
@@ -45,6 +41,13 @@ typedef float f32;
 #define WAVE_RED_MIN(v) simd_min((u32)(v))
 #define WAVE_RED_MAX(v) simd_max((u32)(v))
 #define WAVE_SCAN_EXCL_ADD(v) simd_prefix_exclusive_sum((u32)(v))
+
+// Metal has no 64-bit floats, so sin, cos and exp2 are Metal's precise functions, not the
+// interpreter's algorithms (exact on HIP and SYCL): results can differ in the last bit. log2 is
+// exact (helpers).
+WAVE_FN u32 wave_fsin(u32 a) { return WAVE_U(precise::sin(WAVE_F(a))); }
+WAVE_FN u32 wave_fcos(u32 a) { return WAVE_U(precise::cos(WAVE_F(a))); }
+WAVE_FN u32 wave_fexp2(u32 a) { return WAVE_U(precise::exp2(WAVE_F(a))); }
 
 // ---- integer (semantics.md 5.2): x/0 = 0, INT_MIN/-1 = INT_MIN, wrapping abs/neg.
 WAVE_FN u32 wave_idiv(u32 a, u32 b) {
@@ -73,6 +76,61 @@ WAVE_FN u32 wave_bfi(u32 base, u32 ins, u32 off, u32 width) {
   if (width == 0u) return base;
   const u32 m = ((1u << width) - 1u) << off;
   return (base & ~m) | ((ins << off) & m);
+}
+
+// ---- f32 NaN rule (as the interpreter): the first NaN operand (rs1, rs2, rs3) quieted; a NaN
+// made from non-NaN operands (inf - inf, 0 * inf, 0 / 0) is 0xFFC00000. Targets differ here
+// (operand order of commutative ops, AMD's canonical NaN), so it is pinned in software.
+WAVE_FN bool wave_is_nan(u32 a) { return (a & 0x7FFFFFFFu) > 0x7F800000u; }
+WAVE_FN u32 wave_nan3(u32 a, u32 b, u32 c) {
+  return wave_is_nan(a) ? (a | 0x400000u) : (wave_is_nan(b) ? (b | 0x400000u) : (wave_is_nan(c) ? (c | 0x400000u) : 0xFFC00000u));
+}
+WAVE_FN u32 wave_fresult(f32 r, u32 a, u32 b, u32 c) { return r == r ? WAVE_U(r) : wave_nan3(a, b, c); }
+WAVE_FN u32 wave_fadd(u32 a, u32 b) { return wave_fresult(WAVE_F(a) + WAVE_F(b), a, b, 0u); }
+WAVE_FN u32 wave_fsub(u32 a, u32 b) { return wave_fresult(WAVE_F(a) - WAVE_F(b), a, b, 0u); }
+WAVE_FN u32 wave_fmul(u32 a, u32 b) { return wave_fresult(WAVE_F(a) * WAVE_F(b), a, b, 0u); }
+WAVE_FN u32 wave_fdiv(u32 a, u32 b) { return wave_fresult(WAVE_F(a) / WAVE_F(b), a, b, 0u); }
+WAVE_FN u32 wave_fma(u32 a, u32 b, u32 c) { return wave_fresult(WAVE_FMAF(WAVE_F(a), WAVE_F(b), WAVE_F(c)), a, b, c); }
+// sqrt: NaN quieted, negative (not -0) -> 0xFFC00000; rsqrt = 1 / sqrt.
+WAVE_FN u32 wave_fsqrt(u32 a) {
+  if (wave_is_nan(a)) return a | 0x400000u;
+  if (WAVE_F(a) < 0.0f) return 0xFFC00000u;
+  return WAVE_U(WAVE_SQRTF(WAVE_F(a)));
+}
+WAVE_FN u32 wave_frsqrt(u32 a) {
+  const u32 s = wave_fsqrt(a);
+  return wave_is_nan(s) ? s : WAVE_U(1.0f / WAVE_F(s));
+}
+
+// ---- flog2: the interpreter's algorithm (FreeBSD msun e_log2f.c, as in the `libm` crate),
+// f32 only, so every target gives the same bits.
+WAVE_FN u32 wave_flog2(u32 ui) {
+  u32 ix = ui;
+  i32 k = 0;
+  if (ix < 0x00800000u || (ix >> 31) != 0u) {
+    if ((ix << 1) == 0u) return 0xFF800000u; // log2(+-0) = -inf
+    if ((ix >> 31) != 0u) return wave_is_nan(ix) ? (ix | 0x400000u) : 0xFFC00000u; // log2(-x) = NaN
+    k -= 25; // subnormal: scale up by 2^25
+    ix = WAVE_U(WAVE_F(ix) * 33554432.0f);
+  } else if (ix >= 0x7F800000u) {
+    return ix; // +inf, positive NaN: unchanged
+  } else if (ix == 0x3F800000u) {
+    return 0u;
+  }
+  ix += 0x3F800000u - 0x3F3504F3u;
+  k += (i32)(ix >> 23) - 0x7F;
+  ix = (ix & 0x007FFFFFu) + 0x3F3504F3u;
+  const f32 f = WAVE_F(ix) - 1.0f;
+  const f32 s = f / (2.0f + f);
+  const f32 z = s * s;
+  const f32 w = z * z;
+  const f32 t1 = w * (0.40000972152f + w * 0.24279078841f);
+  const f32 t2 = z * (0.66666662693f + w * 0.28498786688f);
+  const f32 r = t2 + t1;
+  const f32 hfsq = 0.5f * f * f;
+  const f32 hi = WAVE_F(WAVE_U(f - hfsq) & 0xFFFFF000u);
+  const f32 lo = f - hi - hfsq + s * (hfsq + r);
+  return WAVE_U((lo + hi) * -1.7605285393e-04f + lo * 1.4428710938e+00f + hi * 1.4428710938e+00f + (f32)k);
 }
 
 // ---- f32 (semantics.md 5.3): minNum with the first operand on equal zeros, half-away rounding.
@@ -208,29 +266,29 @@ kernel void every_op(device u8* device_mem [[buffer(0)]], constant u32* init_reg
   if ((exec && p1)) r4 = wave_imin(r8, r12); // imin (0x40)
   if (exec) r4 = wave_imax(r8, r12); // imax (0x48)
   if ((exec && p1)) r4 = wave_iclamp(r8, r12, r16); // iclamp (0x50)
-  if (exec) r4 = WAVE_U(WAVE_F(r8) + WAVE_F(r12)); // fadd (0x58)
-  if ((exec && p1)) r4 = WAVE_U(WAVE_F(r8) - WAVE_F(r12)); // fsub (0x60)
-  if (exec) r4 = WAVE_U(WAVE_F(r8) * WAVE_F(r12)); // fmul (0x68)
-  if ((exec && p1)) r4 = WAVE_U(WAVE_FMAF(WAVE_F(r8), WAVE_F(r12), WAVE_F(r16))); // fma (0x70)
-  if (exec) r4 = WAVE_U(WAVE_F(r8) / WAVE_F(r12)); // fdiv (0x78)
+  if (exec) r4 = wave_fadd(r8, r12); // fadd (0x58)
+  if ((exec && p1)) r4 = wave_fsub(r8, r12); // fsub (0x60)
+  if (exec) r4 = wave_fmul(r8, r12); // fmul (0x68)
+  if ((exec && p1)) r4 = wave_fma(r8, r12, r16); // fma (0x70)
+  if (exec) r4 = wave_fdiv(r8, r12); // fdiv (0x78)
   if ((exec && p1)) r4 = r8 ^ 0x80000000u; // fneg (0x80)
   if (exec) r4 = r8 & 0x7FFFFFFFu; // fabs (0x84)
   if ((exec && p1)) r4 = WAVE_U(wave_fmin(WAVE_F(r8), WAVE_F(r12))); // fmin (0x88)
   if (exec) r4 = WAVE_U(wave_fmax(WAVE_F(r8), WAVE_F(r12))); // fmax (0x90)
   if ((exec && p1)) r4 = WAVE_U(wave_fmin(wave_fmax(WAVE_F(r8), WAVE_F(r12)), WAVE_F(r16))); // fclamp (0x98)
-  if (exec) r4 = WAVE_U(WAVE_SQRTF(WAVE_F(r8))); // fsqrt (0xa0)
-  if ((exec && p1)) r4 = WAVE_U(1.0f / WAVE_SQRTF(WAVE_F(r8))); // frsqrt (0xa4)
-  if (exec) r4 = WAVE_U(1.0f / WAVE_F(r8)); // frcp (0xa8)
+  if (exec) r4 = wave_fsqrt(r8); // fsqrt (0xa0)
+  if ((exec && p1)) r4 = wave_frsqrt(r8); // frsqrt (0xa4)
+  if (exec) r4 = wave_fdiv(0x3F800000u, r8); // frcp (0xa8)
   if ((exec && p1)) r4 = WAVE_U(WAVE_FLOORF(WAVE_F(r8))); // ffloor (0xac)
   if (exec) r4 = WAVE_U(WAVE_CEILF(WAVE_F(r8))); // fceil (0xb0)
   if ((exec && p1)) r4 = WAVE_U(wave_fround(WAVE_F(r8))); // fround (0xb4)
   if (exec) r4 = WAVE_U(WAVE_TRUNCF(WAVE_F(r8))); // ftrunc (0xb8)
   if ((exec && p1)) r4 = WAVE_U(WAVE_F(r8) - WAVE_TRUNCF(WAVE_F(r8))); // ffract (0xbc)
   if (exec) r4 = WAVE_U(wave_fsat(WAVE_F(r8))); // fsat (0xc0)
-  if ((exec && p1)) r4 = WAVE_U(WAVE_SINF(WAVE_F(r8))); // fsin (0xc4)
-  if (exec) r4 = WAVE_U(WAVE_COSF(WAVE_F(r8))); // fcos (0xc8)
-  if ((exec && p1)) r4 = WAVE_U(WAVE_EXP2F(WAVE_F(r8))); // fexp2 (0xcc)
-  if (exec) r4 = WAVE_U(WAVE_LOG2F(WAVE_F(r8))); // flog2 (0xd0)
+  if ((exec && p1)) r4 = wave_fsin(r8); // fsin (0xc4)
+  if (exec) r4 = wave_fcos(r8); // fcos (0xc8)
+  if ((exec && p1)) r4 = wave_fexp2(r8); // fexp2 (0xcc)
+  if (exec) r4 = wave_flog2(r8); // flog2 (0xd0)
   if ((exec && p1)) r4 = wave_hadd(r8, r12); // hadd (0xd4)
   if (exec) r4 = wave_hsub(r8, r12); // hsub (0xdc)
   if ((exec && p1)) r4 = wave_hmul(r8, r12); // hmul (0xe4)
@@ -384,11 +442,11 @@ kernel void every_op(device u8* device_mem [[buffer(0)]], constant u32* init_reg
   if (exec) { // mma_compute (0x3b0): c += a * b, products added in k order, unfused
     f32 t[16];
     for (u32 i = 0u; i < 4u; ++i) for (u32 j = 0u; j < 4u; ++j) {
-      f32 acc = wave_frag[2][i * 4u + j];
-      for (u32 k = 0u; k < 4u; ++k) { const f32 p = wave_frag[0][i * 4u + k] * wave_frag[1][k * 4u + j]; acc = acc + p; }
+      f32 acc = wave_frag[0][i * 4u + j];
+      for (u32 k = 0u; k < 4u; ++k) { const f32 p = wave_frag[1][i * 4u + k] * wave_frag[2][k * 4u + j]; acc = acc + p; }
       t[i * 4u + j] = acc;
     }
-    for (u32 i = 0u; i < 16u; ++i) wave_frag[2][i] = t[i];
+    for (u32 i = 0u; i < 16u; ++i) wave_frag[0][i] = t[i];
   }
   if ((exec && p1)) r4 = r8; // mov (0x3b8)
   if (exec) r4 = 0x3F800000u; // mov_imm (0x3bc)

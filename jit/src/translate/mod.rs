@@ -145,11 +145,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             helper_sig,
             shapes: uniformity_with(
                 kernel,
-                UniformityOptions { rows_fill_waves: flags.workgroup[0] % 4 == 0 },
+                UniformityOptions { rows_fill_waves: flags.workgroup[0].is_multiple_of(4) },
             ),
             waves: uniformity_with(
                 kernel,
-                UniformityOptions { rows_fill_waves: flags.workgroup[0] % flags.width.max(1) == 0 },
+                UniformityOptions { rows_fill_waves: flags.workgroup[0].is_multiple_of(flags.width.max(1)) },
             ),
             all_live: flags.workgroup.iter().product::<u32>() % flags.width.max(1) == 0,
             maybe_empty: false,
