@@ -128,6 +128,7 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<Compiled, JitError>
         t.translate()?;
         t.finish(config);
     }
+    crate::dead_params::remove_dead_block_params(&mut ctx.func);
     let id = module
         .declare_function("wave", Linkage::Local, &ctx.func.signature)
         .map_err(|e| JitError::Codegen(e.to_string()))?;

@@ -194,6 +194,23 @@ pub extern "C" fn bounds(ctx: *mut WaveCtx, op: u32, candidates: u64, pc: u32) -
     })
 }
 
+/// [`bounds`] where compiled code has already found a faulting lane and will not go on: a
+/// candidate that turns out in bounds is a JIT bug, reported as one (never a silent `DONE`).
+pub extern "C" fn bounds_fault(ctx: *mut WaveCtx, op: u32, candidates: u64, pc: u32) -> u32 {
+    let st = bounds(ctx, op, candidates, pc);
+    if st != status::DONE {
+        return st;
+    }
+    guarded(ctx, pc, |_, host| {
+        host.fault = Some(Fault {
+            pc,
+            lane: None,
+            kind: FaultKind::Internal("JIT bounds check: a reported fault is in bounds".into()),
+        });
+        status::ERROR
+    })
+}
+
 /// Where a lane's access lands: device window or masked local buffer.
 fn lane_ptr(ctx: &WaveCtx, local: bool, addr: u32) -> *mut u8 {
     if local {

@@ -6,6 +6,7 @@
 
 pub mod compiler;
 pub mod ctx;
+mod dead_params;
 pub mod difftest;
 pub mod engine;
 pub mod error;

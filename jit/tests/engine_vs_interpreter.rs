@@ -577,3 +577,142 @@ fn vector_accesses_match_under_divergence_and_halts() {
         check_all_widths(&k, &d, 1 << 16);
     }
 }
+
+/// Assemble one kernel from source.
+fn assembled(source: &str) -> wave_isa::Kernel {
+    let file = wave_isa::asm::assemble(source, "test.wave").unwrap().file;
+    wave_isa::module::Module::from_wbin(&file).unwrap().kernel("k").unwrap().clone()
+}
+
+/// Loops of loads and arithmetic only run one 4-lane vector at a time (chunk-major) with a
+/// bail-out to the wave-major copy on a possible fault or a NaN operand. Each case fails if
+/// the bail-out or the per-vector lane numbering is wrong: NaN operands in some lanes and
+/// iterations; divergent trip counts and lane ids inside the loop; and an out-of-bounds
+/// fault whose interpreter order (iteration first, then pc, then lane) differs from
+/// vector-by-vector order: lanes 4.. fault at the second load of iteration 1, lanes 0..3 at
+/// the first load of iteration 2.
+#[test]
+fn chunk_major_loops_match() {
+    let arithmetic = r#"
+.kernel k
+.registers 32
+    mov_sr r1, sr_thread_id_x
+    mov_sr r2, sr_lane_id
+    mov_imm r3, 4
+    imul r4, r1, r3          ; byte offset of this thread's word
+    mov_imm r5, 0
+    mov_imm r6, 0
+    mov_imm r7, 3
+    and r8, r1, r7
+    iadd r8, r8, r3          ; trip count 4..7, varying per lane
+    mov_imm r9, 0
+    loop
+        icmp_ge p0, r9, r8
+        break p0
+        device_load_u32 r10, r4
+        iadd r11, r4, r3
+        device_load_u32 r12, r11
+        fma r5, r10, r12, r5
+        fadd r6, r6, r10
+        fmul r13, r12, r12
+        fadd r6, r6, r13
+        mov_sr r2, sr_lane_id
+        mov_sr r22, sr_thread_id_x
+        iadd r14, r2, r9
+        imad r15, r14, r3, r15
+        iadd r15, r15, r22
+        iadd r4, r4, r3
+        iadd r9, r9, r3
+        mov_imm r16, 1
+        isub r9, r9, r3
+        iadd r9, r9, r16
+    endloop
+    mov_imm r17, 0x4000
+    iadd r18, r17, r4
+    device_store_u32 r18, r5
+    iadd r18, r18, r17
+    device_store_u32 r18, r6
+    iadd r18, r18, r17
+    device_store_u32 r18, r15
+    halt
+.end
+"#;
+    let k = assembled(arithmetic);
+    // With and without an instruction budget (the wave is charged its longest vector's trips).
+    for (threads, max_instructions) in [(64, 0), (36, 0), (64, 10_000), (36, 10_000)] {
+        let d = Dispatch { max_instructions, ..dispatch(1, threads) };
+        check_all_widths(&k, &d, 1 << 16);
+    }
+    // A budget that runs out inside the loop: both engines stop with the limit error (the JIT
+    // charges whole iterations, so it names the loop, not the exact instruction).
+    for w in WIDTHS {
+        let d = Dispatch { wave_width: w, max_instructions: 40, ..dispatch(1, 64) };
+        let (ra, rb, ..) = run_both(&k, &d, 1 << 16, 3);
+        for r in [&ra, &rb] {
+            assert!(
+                matches!(r, Err(e) if matches!(e.kind, RunErrorKind::InstructionLimit { limit: 40 })),
+                "W={w}: {r:?}"
+            );
+        }
+    }
+    // NaNs in the inputs: 3 of every 7 words quiet or signalling NaNs with their own payloads.
+    for w in WIDTHS {
+        let d = Dispatch { wave_width: w, ..dispatch(1, 64) };
+        let mut a = wave_runtime::Device::new(1 << 16).unwrap();
+        for (i, word) in a.bytes_mut()[..0x400].chunks_mut(4).enumerate() {
+            let bits: u32 = match i % 7 {
+                3 | 4 => 0x7fc0_0000 | i as u32,
+                5 => 0xff80_0001 + i as u32,
+                _ => (1.0f32 + i as f32 / 16.0).to_bits(),
+            };
+            word.copy_from_slice(&bits.to_le_bytes());
+        }
+        let mut b = wave_runtime::Device::new(1 << 16).unwrap();
+        b.bytes_mut().copy_from_slice(a.bytes());
+        use wave_runtime::Engine;
+        let ra = wave_runtime::Interpreter::new().run(&k, &d, &mut a).map(|_| ());
+        let rb = wave_jit_codegen::JitEngine.run(&k, &d, &mut b).map(|_| ());
+        assert_eq!(ra, rb, "W={w}");
+        assert!(a.bytes() == b.bytes(), "W={w}: memory differs with NaN inputs");
+    }
+
+    let fault = r#"
+.kernel k
+.registers 32
+    mov_sr r1, sr_thread_id_x
+    mov_imm r3, 4
+    mov_imm r20, 0x10000     ; device memory size in this test
+    mov_imm r21, 0x100
+    mov_imm r9, 0
+    mov_imm r7, 4
+    icmp_lt p1, r1, r7       ; lanes 0..3
+    ; lanes 0..3: first load walks 0xFF00, 0xFF80, 0x10000 (faults in iteration 2)
+    ; others:     second load walks 0x100, 0x10000 (faults in iteration 1)
+    mov_imm r10, 0xFF00
+    mov_imm r11, 0x80
+    mov_imm r12, 0x100
+    mov_imm r13, 0xFF00
+    select r14, p1, r10, r21
+    select r15, p1, r21, r12
+    select r16, p1, r11, r21
+    select r17, p1, r21, r13
+    loop
+        device_load_u32 r18, r14
+        device_load_u32 r19, r15
+        iadd r14, r14, r16
+        iadd r15, r15, r17
+        iadd r9, r9, r3
+        icmp_ge p0, r9, r20
+        break p0
+    endloop
+    halt
+.end
+"#;
+    let k = assembled(fault);
+    for w in WIDTHS {
+        let d = Dispatch { wave_width: w, ..dispatch(1, 64) };
+        let (ra, rb, ..) = run_both(&k, &d, 1 << 16, 1);
+        assert!(ra.is_err(), "W={w}: the interpreter should fault");
+        assert_eq!(ra, rb, "W={w}: a different fault");
+    }
+}

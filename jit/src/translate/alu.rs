@@ -186,7 +186,9 @@ impl Translator<'_, '_> {
             Some(sr @ (SpecialReg::ThreadIdX | SpecialReg::ThreadIdY | SpecialReg::ThreadIdZ)) => {
                 let dim = sr as usize - SpecialReg::ThreadIdX as usize;
                 let base = self.env.thread_id_offset(dim);
-                (0..self.n).map(|k| self.load_ctx(I32X4, base + 16 * k as i32)).collect()
+                (self.chunk..self.chunk + self.n)
+                    .map(|k| self.load_ctx(I32X4, base + 16 * k as i32))
+                    .collect()
             }
             Some(sr) => {
                 let v = self.load_ctx(I32, self.env.special_offset(sr as u8));

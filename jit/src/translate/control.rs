@@ -283,6 +283,14 @@ impl Translator<'_, '_> {
     }
 
     fn loop_(&mut self, offset: u32, body: &[Stmt], func: FuncId) -> Result<(), JitError> {
+        if self.runs_chunk_major(body) {
+            return self.chunk_major_loop(offset, body, func);
+        }
+        self.loop_wave(offset, body, func)
+    }
+
+    /// A loop over the whole wave (or, in a chunk-major loop, over the vector in view).
+    pub fn loop_wave(&mut self, offset: u32, body: &[Stmt], func: FuncId) -> Result<(), JitError> {
         let zero = self.zeros();
         let brk = self.new_vars(&zero);
         let cont = self.new_vars(&zero);
@@ -320,7 +328,20 @@ impl Translator<'_, '_> {
         let next = self.or(&exec, &c);
         self.set(&exec_vars, &next);
         if self.flags.fuel {
-            self.charge_fuel(offset, body);
+            match self.chunk_trips {
+                // Chunk-major: count the vector's trips; the wave is charged after the loop.
+                Some((trips, affordable)) => {
+                    let t = self.b.use_var(trips);
+                    let t = self.b.ins().iadd_imm_s(t, 1);
+                    self.b.def_var(trips, t);
+                    let over = self.b.ins().icmp(IntCC::SignedGreaterThan, t, affordable);
+                    let go = self.b.create_block();
+                    let bail = self.bailout.unwrap_or(go);
+                    self.b.ins().brif(over, bail, &[], go, &[]);
+                    self.b.switch_to_block(go);
+                }
+                None => self.charge_fuel(offset, body),
+            }
         }
         let any = self.any(&next);
         self.b.ins().brif(any, header, &[], exit, &[]);
@@ -332,14 +353,8 @@ impl Translator<'_, '_> {
 
     /// Take the statements of one iteration from the workgroup's budget; stop when spent.
     fn charge_fuel(&mut self, offset: u32, body: &[Stmt]) {
-        let mut cost = 1i64; // the endloop itself
-        walk_block(body, 0, &mut |_, _| cost += 1);
-        let fuel_ptr = self.load_ctx(I64, self.env.fuel_offset());
-        let flags = MemFlagsData::new().with_notrap();
-        let fuel = self.b.ins().load(I64, flags, fuel_ptr, 0);
-        let cost_v = self.b.ins().iconst(I64, cost);
-        let left = self.b.ins().isub(fuel, cost_v);
-        self.b.ins().store(flags, left, fuel_ptr, 0);
+        let cost = self.b.ins().iconst(I64, iteration_cost(body));
+        let left = self.take_fuel(cost);
         let spent = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, left, 0);
         let stop = self.b.create_block();
         let go = self.b.create_block();
@@ -349,6 +364,16 @@ impl Translator<'_, '_> {
         let st = self.call_helper(helpers::instruction_limit, 0, zero, offset);
         self.b.ins().jump(self.exit, &[st.into()]);
         self.b.switch_to_block(go);
+    }
+
+    /// Subtract `cost` from the workgroup's budget; returns what is left (negative: spent).
+    pub fn take_fuel(&mut self, cost: cranelift_codegen::ir::Value) -> cranelift_codegen::ir::Value {
+        let fuel_ptr = self.load_ctx(I64, self.env.fuel_offset());
+        let flags = MemFlagsData::new().with_notrap();
+        let fuel = self.b.ins().load(I64, flags, fuel_ptr, 0);
+        let left = self.b.ins().isub(fuel, cost);
+        self.b.ins().store(flags, left, fuel_ptr, 0);
+        left
     }
 
     fn call(&mut self, callee: FuncId, offset: u32) -> Result<(), JitError> {
@@ -409,6 +434,14 @@ pub fn barriers_walked(kernel: &Kernel, stmts: &[Stmt]) -> Vec<u32> {
     let mut out = Vec::new();
     walk(kernel, stmts, 0, &mut out);
     out
+}
+
+/// Instructions one iteration of a loop with this body costs: its statements and the
+/// `endloop` itself.
+pub fn iteration_cost(body: &[Stmt]) -> i64 {
+    let mut cost = 1i64;
+    walk_block(body, 0, &mut |_, _| cost += 1);
+    cost
 }
 
 /// Whether lanes may leave the loop with this body at different times by the analysis: a

@@ -6,7 +6,7 @@
 //! the first *source* operand, and for `fadd`, `fmul` and `fma` the order of the machine
 //! operands is the code generator's choice; with at most one NaN operand every order gives
 //! the same bits. So runs of those ops compute natively and test once whether any lane had a
-//! NaN where it could matter; if so, a cold path redoes the run exactly in the lane helper.
+//! NaN where it could matter; if so, a cold path redoes the run with the rule in vector code.
 
 use super::Translator;
 use crate::error::JitError;
@@ -105,7 +105,7 @@ impl Translator<'_, '_> {
     /// A run of `fadd`/`fmul`/`fma` statements (see the module doc): native vector ops, one
     /// test for NaNs among the operands that decide which NaN comes out (both of `fadd` and
     /// `fmul`, the two factors of `fma`: several NaN operands need one there), and on a hit a
-    /// cold path that restores the registers the run wrote and redoes it in the lane helper.
+    /// cold path that restores the registers the run wrote and redoes it with the exact rule.
     pub fn float_run(&mut self, run: &[Stmt]) -> Result<(), JitError> {
         let insts: Vec<(&Instruction, u32)> = run
             .iter()
@@ -167,8 +167,14 @@ impl Translator<'_, '_> {
         }
         let Some(nan_lanes) = nan_lanes else { return Ok(()) };
         let any = self.any(&nan_lanes);
-        let exact = self.b.create_block();
         let done = self.b.create_block();
+        if let Some(bail) = self.bailout {
+            // Speculative loop: the wave-major copy redoes it with the rule.
+            self.b.ins().brif(any, bail, &[], done, &[]);
+            self.b.switch_to_block(done);
+            return Ok(());
+        }
+        let exact = self.b.create_block();
         self.b.set_cold_block(exact);
         self.b.ins().brif(any, exact, &[], done, &[]);
         self.b.switch_to_block(exact);
@@ -179,11 +185,44 @@ impl Translator<'_, '_> {
         }
         for &(inst, pc) in &insts {
             self.full = inst.guard.is_none() && self.exec_is_full(pc);
-            self.lane_helper(inst, pc)?;
+            let mut operands = vec![self.reg(inst.rs1 as u32), self.reg(inst.rs2 as u32)];
+            if inst.op == Op::Fma {
+                operands.push(self.reg(inst.rs3 as u32));
+            }
+            let result: Vec<Value> = (0..self.n)
+                .map(|k| {
+                    let lanes: Vec<Value> = operands.iter().map(|o| o[k]).collect();
+                    self.first_nan_rule(inst.op, &lanes)
+                })
+                .collect();
+            let mask = self.op_mask(inst.guard);
+            self.set_reg(inst.rd as u32, &result, &mask);
         }
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Ok(())
+    }
+
+    /// `fadd`/`fmul`/`fma` of one vector with `semantics`' NaN rule, in vector code (no call,
+    /// so the hot path around it keeps its registers): the native result, then each NaN
+    /// operand quieted, the last operand first so that the first NaN operand wins. x86 makes
+    /// 0xFFC00000 from non-NaN operands, as the rule asks.
+    fn first_nan_rule(&mut self, op: Op, operands: &[Value]) -> Value {
+        let f: Vec<Value> = operands.iter().map(|&v| self.as_f32(v)).collect();
+        let native = match op {
+            Op::Fma => self.b.ins().fma(f[0], f[1], f[2]),
+            Op::Fmul => self.b.ins().fmul(f[0], f[1]),
+            _ => self.b.ins().fadd(f[0], f[1]),
+        };
+        let mut r = self.as_i32(native);
+        let quiet_bit = self.vconst4([0x0040_0000; 4]);
+        for (&x, &fx) in operands.iter().zip(&f).rev() {
+            // An I32X4 of all-ones where x is NaN.
+            let nan = self.b.ins().fcmp(FloatCC::Unordered, fx, fx);
+            let quieted = self.b.ins().bor(x, quiet_bit);
+            r = self.b.ins().bitselect(nan, quieted, r);
+        }
+        r
     }
 }
 

@@ -35,14 +35,14 @@ impl Translator<'_, '_> {
         let local = inst.op.class() == Class::LocalLoad;
         let bytes = inst.op.access_bytes();
         let addr = self.reg(inst.rs1 as u32);
-        if self.flags.checked {
-            self.bounds_check(inst, pc, local, bytes, &addr, &mask);
-        }
-        let base = self.memory_base(local);
         let shape = match self.address_shape(inst, pc) {
             AddressShape::Consecutive if bytes != 4 => AddressShape::Scattered,
             shape => shape,
         };
+        if self.flags.checked {
+            self.bounds_check(inst, pc, shape, &addr, &mask);
+        }
+        let base = self.memory_base(local);
         let nregs = (bytes / 4).max(1);
         let width = bytes.min(4);
         let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.n); nregs as usize];
@@ -179,24 +179,46 @@ impl Translator<'_, '_> {
             .collect()
     }
 
-    /// Whether some active lane's address may fault, as an i8: the largest active address
-    /// against the conservative limit (inactive lanes count as address 0).
-    fn may_fault(&mut self, local: bool, bytes: u32, addr: &[Value], mask: &[Value]) -> Value {
+    /// Whether some active lane's address may fault, as an i8. Where lane 0 runs with its
+    /// vector and the shape is known, lane 0's address says it (consecutive words are one
+    /// 16-byte access); otherwise the largest active address against the conservative limit
+    /// (inactive lanes count as address 0).
+    fn may_fault(
+        &mut self,
+        pc: u32,
+        shape: AddressShape,
+        local: bool,
+        bytes: u32,
+        addr: &[Value],
+        mask: &[Value],
+    ) -> Value {
+        let lane0_decides = shape != AddressShape::Scattered && self.lane0_runs_with_its_vector(pc);
         let mut top: Option<Value> = None;
         for k in 0..self.n {
-            let a = if self.full { addr[k] } else { self.b.ins().band(addr[k], mask[k]) };
+            let a = if lane0_decides {
+                self.b.ins().extractlane(addr[k], 0)
+            } else if self.full {
+                addr[k]
+            } else {
+                self.b.ins().band(addr[k], mask[k])
+            };
             top = Some(match top {
                 Some(t) => self.b.ins().umax(t, a),
                 None => a,
             });
         }
-        let top = top.unwrap_or_else(|| self.vconst4([0; 4]));
-        let swapped = self.shuffle_lanes(top, [2, 3, 0, 1]);
-        let top = self.b.ins().umax(top, swapped);
-        let swapped = self.shuffle_lanes(top, [1, 0, 3, 2]);
-        let top = self.b.ins().umax(top, swapped);
-        let top = self.b.ins().extractlane(top, 0);
-        let lim = self.load_ctx(I32, self.env.limit_offset(local, bytes.trailing_zeros()));
+        let top = if lane0_decides {
+            top.unwrap_or_else(|| self.b.ins().iconst(I32, 0))
+        } else {
+            let top = top.unwrap_or_else(|| self.vconst4([0; 4]));
+            let swapped = self.shuffle_lanes(top, [2, 3, 0, 1]);
+            let top = self.b.ins().umax(top, swapped);
+            let swapped = self.shuffle_lanes(top, [1, 0, 3, 2]);
+            let top = self.b.ins().umax(top, swapped);
+            self.b.ins().extractlane(top, 0)
+        };
+        let span = if lane0_decides && shape == AddressShape::Consecutive { 16 } else { bytes };
+        let lim = self.load_ctx(I32, self.env.limit_offset(local, span.trailing_zeros()));
         self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, top, lim)
     }
 
@@ -205,22 +227,43 @@ impl Translator<'_, '_> {
         &mut self,
         inst: &Instruction,
         pc: u32,
-        local: bool,
-        bytes: u32,
+        shape: AddressShape,
         addr: &[Value],
         mask: &[Value],
     ) {
-        let any = self.may_fault(local, bytes, addr, mask);
-        let cold = self.b.create_block();
+        let local = inst.op.class() == Class::LocalLoad;
+        let bytes = inst.op.access_bytes();
+        let any = self.may_fault(pc, shape, local, bytes, addr, mask);
         let go = self.b.create_block();
+        if let Some(bail) = self.bailout {
+            // Chunk-major: a possible fault is found again, in interpreter order, wave-major.
+            self.b.ins().brif(any, bail, &[], go, &[]);
+            self.b.switch_to_block(go);
+            return;
+        }
+        let cold = self.b.create_block();
         self.b.set_cold_block(cold);
         self.b.ins().brif(any, cold, &[], go, &[]);
         self.b.switch_to_block(cold);
         let fault = self.fault_candidates(local, bytes, addr, mask);
-        self.spill(ADDR_SLOT, addr);
         let bits = self.mask_bits(&fault);
-        let st = self.call_helper(helpers::bounds, super::helper_op(inst), bits, pc);
-        self.b.ins().brif(st, self.exit, &[st.into()], go, &[]);
+        if local || bytes > 1 {
+            // The limit is exact here (only a 1-byte device access on a 4 GiB device saturates
+            // it), so a candidate is a fault and the path never comes back: no value of the
+            // hot path lives across the call, and none is spilled for it.
+            let none = self.b.ins().icmp_imm_u(IntCC::Equal, bits, 0);
+            let report = self.b.create_block();
+            self.b.set_cold_block(report);
+            self.b.ins().brif(none, go, &[], report, &[]);
+            self.b.switch_to_block(report);
+            self.spill(ADDR_SLOT, addr);
+            let st = self.call_helper(helpers::bounds_fault, super::helper_op(inst), bits, pc);
+            self.b.ins().jump(self.exit, &[st.into()]);
+        } else {
+            self.spill(ADDR_SLOT, addr);
+            let st = self.call_helper(helpers::bounds, super::helper_op(inst), bits, pc);
+            self.b.ins().brif(st, self.exit, &[st.into()], go, &[]);
+        }
         self.b.switch_to_block(go);
     }
 
@@ -246,7 +289,7 @@ impl Translator<'_, '_> {
             self.b.ins().vall_true(all)
         };
         if self.flags.checked {
-            let any = self.may_fault(local, 4, &addr, &mask);
+            let any = self.may_fault(pc, AddressShape::Consecutive, local, 4, &addr, &mask);
             fast = self.b.ins().band_not(fast, any);
         }
         let vector = self.b.create_block();

@@ -10,6 +10,7 @@
 //! outside it keep their values.
 
 pub mod alu;
+pub mod chunk;
 pub mod control;
 pub mod env;
 pub mod fp;
@@ -92,6 +93,13 @@ pub struct Translator<'a, 'f> {
     pub call_divergent: bool,
     /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
     pub partial_halts: bool,
+    /// In a chunk-major loop (see [`chunk`]): the wave vector the state now stands for.
+    pub chunk: usize,
+    /// In a chunk-major loop: where a possible fault leaves for the wave-major copy.
+    pub bailout: Option<Block>,
+    /// In a chunk-major loop with an instruction budget: the vector's trip count (I64), and
+    /// the most trips the budget left at loop entry pays for (more: bail out).
+    pub chunk_trips: Option<(Variable, Value)>,
 }
 
 /// The signature every helper shares: `(ctx, op, exec_bits, pc) -> status`.
@@ -158,6 +166,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             func: 0,
             call_divergent: false,
             partial_halts: partial_halts(kernel),
+            chunk: 0,
+            bailout: None,
+            chunk_trips: None,
         };
         t.init_state();
         t
@@ -230,7 +241,10 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Lane ids 0..W as vectors.
     pub fn lane_ids(&mut self) -> Vec<Value> {
-        (0..self.n as u32).map(|k| self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3])).collect()
+        let first = self.chunk as u32;
+        (first..first + self.n as u32)
+            .map(|k| self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]))
+            .collect()
     }
 
     // ---- registers and predicates -------------------------------------------------------
@@ -390,6 +404,8 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Call a helper; returns its status.
     pub fn call_helper(&mut self, f: HelperFn, op: u32, exec_bits: Value, pc: u32) -> Value {
+        // Helpers see whole waves; chunk-major loops hold only ops that need none.
+        debug_assert!(self.bailout.is_none(), "helper call in a chunk-major loop (pc 0x{pc:x})");
         let addr = self.b.ins().iconst(I64, f as usize as i64);
         let op = self.b.ins().iconst(I32, op as i64);
         let pc = self.b.ins().iconst(I32, pc as i64);

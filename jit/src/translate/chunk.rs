@@ -1,0 +1,275 @@
+//! Chunk-major loops: a loop whose lanes cannot see each other runs to its end on one 4-lane
+//! vector at a time instead of on the whole wave at once.
+//!
+//! Wave-major code keeps every register of all W/4 vectors live across the body: a GEMM
+//! kernel's 16 accumulators are 128 vectors at W = 32, far more than the 16 machine
+//! registers, so most of the loop is spills. Run per vector, the same loop needs W/4 times
+//! fewer live values. This is exact only when no lane can observe another lane's progress,
+//! so the body may hold only ops that are pure vector code (no helper call, no cross-lane op,
+//! no store or atomic, no barrier, call, `return` or `halt`); loads are fine because nothing
+//! in the loop writes memory. The one thing order can change is *which* fault comes first:
+//! a possible bounds fault (and nothing else) jumps to a bail-out that puts every register
+//! the loop writes back to its value at loop entry and runs the loop wave-major, which finds
+//! the fault the interpreter finds.
+
+use super::Translator;
+use crate::error::JitError;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::Variable;
+use wave_isa::opcodes::{Class, Role};
+use wave_isa::{FuncId, Op, Operand, Stmt, StmtKind};
+
+/// The wave state a chunk view replaces: registers, predicates, exec and live masks.
+struct WaveView {
+    regs: Vec<Option<Vec<Variable>>>,
+    preds: Vec<Vec<Variable>>,
+    exec: Vec<Variable>,
+    live: Vec<Variable>,
+    n: usize,
+}
+
+impl Translator<'_, '_> {
+    /// Whether the loop with this body runs chunk-major (see the module doc).
+    pub fn runs_chunk_major(&self, body: &[Stmt]) -> bool {
+        // With a budget the wave is charged its longest vector's trips, which is exact only
+        // without nested loops.
+        let nested = body.iter().any(|s| {
+            let mut found = false;
+            wave_isa::ir::walk_block(std::slice::from_ref(s), 0, &mut |s, _| {
+                found |= matches!(s.kind, StmtKind::Loop { .. });
+            });
+            found
+        });
+        self.bailout.is_none() && !(self.flags.fuel && nested) && body_is_lane_local(body)
+    }
+
+    /// Translate the loop once per vector, then once wave-major behind the bail-out.
+    pub fn chunk_major_loop(&mut self, offset: u32, body: &[Stmt], func: FuncId) -> Result<(), JitError> {
+        let written = written_state(body);
+        let entry: Vec<(Variable, Value)> =
+            self.state_vars(&written).into_iter().map(|var| (var, self.b.use_var(var))).collect();
+        let bail = self.b.create_block();
+        self.b.set_cold_block(bail);
+        let done = self.b.create_block();
+        let wave = self.swap_view(None);
+        self.bailout = Some(bail);
+        let mut result = Ok(());
+        let per_trip = super::control::iteration_cost(body);
+        let affordable = if self.flags.fuel {
+            // Trips the budget pays for now; a vector that needs more (a runaway loop, or a
+            // budget that runs out here) bails out, and the wave-major copy stops exactly.
+            let fuel_ptr = self.load_ctx(I64, self.env.fuel_offset());
+            let left = self.b.ins().load(I64, MemFlagsData::new().with_notrap(), fuel_ptr, 0);
+            let per = self.b.ins().iconst(I64, per_trip);
+            let zero = self.b.ins().iconst(I64, 0);
+            let left = self.b.ins().smax(left, zero);
+            self.b.ins().sdiv(left, per)
+        } else {
+            self.b.ins().iconst(I64, 0)
+        };
+        let zero = self.b.ins().iconst(I64, 0);
+        let mut longest = zero;
+        for chunk in 0..wave.n {
+            self.set_chunk_view(&wave, chunk);
+            let trips = self.b.declare_var(I64);
+            self.b.def_var(trips, zero);
+            self.chunk_trips = self.flags.fuel.then_some((trips, affordable));
+            result = self.loop_wave(offset, body, func);
+            if result.is_err() {
+                break;
+            }
+            let t = self.b.use_var(trips);
+            longest = self.b.ins().umax(longest, t);
+        }
+        self.chunk_trips = None;
+        self.bailout = None;
+        self.chunk = 0;
+        self.swap_view(Some(wave));
+        result?;
+        if self.flags.fuel {
+            // The wave-major loop would have passed its latch as often as the longest vector;
+            // if that overdraws the budget, it runs again wave-major and stops where the
+            // interpreter stops.
+            let cost = self.b.ins().imul_imm_s(longest, per_trip);
+            let left = self.take_fuel(cost);
+            let spent = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, left, 0);
+            let refund = self.b.create_block();
+            self.b.set_cold_block(refund);
+            let go = self.b.create_block();
+            self.b.ins().brif(spent, refund, &[], go, &[]);
+            self.b.switch_to_block(refund);
+            let refund_cost = self.b.ins().ineg(cost);
+            self.take_fuel(refund_cost);
+            self.b.ins().jump(bail, &[]);
+            self.b.switch_to_block(go);
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(bail);
+        for (var, value) in entry {
+            self.b.def_var(var, value);
+        }
+        self.loop_wave(offset, body, func)?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        Ok(())
+    }
+
+    /// The variables of the wave state a loop body may change.
+    fn state_vars(&self, written: &Written) -> Vec<Variable> {
+        let mut vars: Vec<Variable> = self.exec.clone();
+        for (r, vs) in self.regs.iter().enumerate() {
+            if let (Some(vs), true) = (vs, written.regs[r]) {
+                vars.extend(vs);
+            }
+        }
+        for (p, vs) in self.preds.iter().enumerate() {
+            if written.preds.get(p).copied().unwrap_or(false) {
+                vars.extend(vs);
+            }
+        }
+        vars
+    }
+
+    /// Put `view` in place (or an empty one) and return the state it replaced.
+    fn swap_view(&mut self, view: Option<WaveView>) -> WaveView {
+        let view = view.unwrap_or(WaveView {
+            regs: Vec::new(),
+            preds: Vec::new(),
+            exec: Vec::new(),
+            live: Vec::new(),
+            n: 0,
+        });
+        WaveView {
+            regs: std::mem::replace(&mut self.regs, view.regs),
+            preds: std::mem::replace(&mut self.preds, view.preds),
+            exec: std::mem::replace(&mut self.exec, view.exec),
+            live: std::mem::replace(&mut self.live, view.live),
+            n: std::mem::replace(&mut self.n, view.n),
+        }
+    }
+
+    /// Make vector `chunk` of the wave state the whole state (one vector per register).
+    fn set_chunk_view(&mut self, wave: &WaveView, chunk: usize) {
+        self.regs = wave.regs.iter().map(|vs| vs.as_ref().map(|vs| vec![vs[chunk]])).collect();
+        self.preds = wave.preds.iter().map(|vs| vec![vs[chunk]]).collect();
+        self.exec = vec![wave.exec[chunk]];
+        self.live = vec![wave.live[chunk]];
+        self.n = 1;
+        self.chunk = chunk;
+    }
+}
+
+/// Registers and predicates a body writes.
+struct Written {
+    regs: Vec<bool>,
+    preds: Vec<bool>,
+}
+
+fn written_state(body: &[Stmt]) -> Written {
+    let mut w = Written { regs: vec![false; 256], preds: vec![false; 8] };
+    wave_isa::ir::walk_block(body, 0, &mut |s, _| {
+        let StmtKind::Op(inst) = &s.kind else { return };
+        for (spec, operand) in inst.operands() {
+            if spec.role != Role::Def {
+                continue;
+            }
+            match operand {
+                Operand::Reg(r) | Operand::Pair(r) | Operand::Quad(r) => {
+                    for i in 0..spec.kind.register_span() {
+                        if let Some(slot) = w.regs.get_mut(r as usize + i as usize) {
+                            *slot = true;
+                        }
+                    }
+                }
+                Operand::Pred(p) => {
+                    if let Some(slot) = w.preds.get_mut(p as usize) {
+                        *slot = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    w
+}
+
+/// Whether every statement of the body (nested ones too) keeps each lane to itself and runs
+/// without a helper call.
+fn body_is_lane_local(body: &[Stmt]) -> bool {
+    body.iter().all(|s| match &s.kind {
+        StmtKind::Op(inst) => is_pure_vector_op(inst.op),
+        StmtKind::If { then_body, else_body, .. } => {
+            body_is_lane_local(then_body) && body_is_lane_local(else_body)
+        }
+        StmtKind::Loop { body, .. } => body_is_lane_local(body),
+        StmtKind::Break { .. } | StmtKind::Continue { .. } => true,
+        StmtKind::Fence { .. } | StmtKind::Wait | StmtKind::Nop => true,
+        StmtKind::Barrier | StmtKind::Call { .. } | StmtKind::Return | StmtKind::Halt { .. } => false,
+    })
+}
+
+/// Ops lowered to vector code only (no helper): loads, and the native cases of `int_op`,
+/// `float_op` and `float_run`. Keep in step with those (a helper call in a chunk-major loop
+/// trips a debug assertion in `call_helper`; the engine tests run every op in such loops).
+pub fn is_pure_vector_op(op: Op) -> bool {
+    use Op::*;
+    match op.class() {
+        Class::LocalLoad | Class::DeviceLoad => true,
+        Class::Float => matches!(
+            op,
+            Fadd | Fsub
+                | Fmul
+                | Fma
+                | Fdiv
+                | Fneg
+                | Fabs
+                | Fsqrt
+                | Frsqrt
+                | Frcp
+                | Ffloor
+                | Fceil
+                | Ftrunc
+                | Ffract
+        ),
+        _ => matches!(
+            op,
+            Iadd | Isub
+                | Imul
+                | Imin
+                | Imax
+                | And
+                | Or
+                | Xor
+                | Not
+                | Ineg
+                | Iabs
+                | Imad
+                | Iclamp
+                | IcmpEq
+                | IcmpNe
+                | IcmpLt
+                | IcmpLe
+                | IcmpGt
+                | IcmpGe
+                | UcmpLt
+                | UcmpLe
+                | FcmpEq
+                | FcmpNe
+                | FcmpLt
+                | FcmpLe
+                | FcmpGt
+                | FcmpOrd
+                | FcmpUnord
+                | Select
+                | Mov
+                | MovImm
+                | MovSr
+                | CvtF32I32
+                | CvtF32U32
+                | CvtI32F32
+                | CvtU32F32
+        ),
+    }
+}
