@@ -1,6 +1,6 @@
 //! One decoded instruction, and its encoding to and from words. Driven by the opcode table.
 
-use crate::opcodes::{Kind, Op, OperandSpec, Scope, Slot};
+use crate::opcodes::{Kind, Op, OperandSpec, Role, Scope, Slot};
 use std::fmt;
 
 /// Word0 bit 3: our predicate-enable bit (semantics.md B.1 #1). Reference binaries leave it 0.
@@ -36,6 +36,14 @@ pub enum Operand {
     Scope(Scope),
     Target(u32),
     Fragment(u8),
+}
+
+/// A register or predicate an instruction names (see [`Instruction::named_state`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateRef {
+    /// A register index (may exceed 255 for the tail of a pair or quad at the top).
+    Reg(u32),
+    Pred(u8),
 }
 
 /// One instruction with its raw fields. Fields an op does not use are 0.
@@ -211,6 +219,24 @@ impl Instruction {
     /// Typed operands in assembly order, paired with their table specs.
     pub fn operands(&self) -> impl Iterator<Item = (&'static OperandSpec, Operand)> + '_ {
         self.op.operands().iter().map(move |s| (s, self.operand(s)))
+    }
+
+    /// The registers (pairs and quads as their single registers) and predicates named by the
+    /// operands of `role`, or of every role when `None`.
+    pub fn named_state(&self, role: Option<Role>) -> impl Iterator<Item = StateRef> + '_ {
+        self.operands().filter(move |(spec, _)| role.is_none_or(|r| spec.role == r)).flat_map(
+            |(spec, operand)| {
+                let (first, count, pred) = match operand {
+                    Operand::Reg(r) | Operand::Pair(r) | Operand::Quad(r) => {
+                        (r as u32, spec.kind.register_span(), false)
+                    }
+                    Operand::Pred(p) => (p as u32, 1, true),
+                    _ => (0, 0, false),
+                };
+                (first..first + count)
+                    .map(move |i| if pred { StateRef::Pred(i as u8) } else { StateRef::Reg(i) })
+            },
+        )
     }
 
     /// For `if`/`break`/`continue`: the predicate operand (index and negation).

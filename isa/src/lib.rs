@@ -15,7 +15,7 @@ pub mod opcodes;
 pub mod validate;
 pub mod wbin;
 
-pub use instr::{Instruction, Operand, PredRef};
+pub use instr::{Instruction, Operand, PredRef, StateRef};
 pub use ir::{Block, FuncId, Function, Kernel, KernelMeta, Stmt, StmtKind};
 pub use module::{load_file, LoadError, Module};
 pub use opcodes::{Class, Kind, Op, Scope, SpecialReg};

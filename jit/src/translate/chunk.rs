@@ -19,7 +19,7 @@ use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Variable;
 use wave_isa::opcodes::{Class, Role};
-use wave_isa::{FuncId, Op, Operand, Stmt, StmtKind};
+use wave_isa::{FuncId, Op, StateRef, Stmt, StmtKind};
 
 /// The wave state a chunk view replaces: registers, predicates, exec and live masks.
 struct WaveView {
@@ -171,24 +171,13 @@ fn written_state(body: &[Stmt]) -> Written {
     let mut w = Written { regs: vec![false; 256], preds: vec![false; 8] };
     wave_isa::ir::walk_block(body, 0, &mut |s, _| {
         let StmtKind::Op(inst) = &s.kind else { return };
-        for (spec, operand) in inst.operands() {
-            if spec.role != Role::Def {
-                continue;
-            }
-            match operand {
-                Operand::Reg(r) | Operand::Pair(r) | Operand::Quad(r) => {
-                    for i in 0..spec.kind.register_span() {
-                        if let Some(slot) = w.regs.get_mut(r as usize + i as usize) {
-                            *slot = true;
-                        }
-                    }
-                }
-                Operand::Pred(p) => {
-                    if let Some(slot) = w.preds.get_mut(p as usize) {
-                        *slot = true;
-                    }
-                }
-                _ => {}
+        for named in inst.named_state(Some(Role::Def)) {
+            let slot = match named {
+                StateRef::Reg(r) => w.regs.get_mut(r as usize),
+                StateRef::Pred(p) => w.preds.get_mut(p as usize),
+            };
+            if let Some(slot) = slot {
+                *slot = true;
             }
         }
     });

@@ -501,12 +501,10 @@ fn used_registers(kernel: &Kernel) -> Vec<bool> {
     let mut used = vec![false; 256];
     kernel.walk(&mut |_, stmt, _| {
         if let wave_isa::StmtKind::Op(inst) = &stmt.kind {
-            for (spec, operand) in inst.operands() {
-                if let Operand::Reg(r) | Operand::Pair(r) | Operand::Quad(r) = operand {
-                    for i in 0..spec.kind.register_span() {
-                        if let Some(u) = used.get_mut(r as usize + i as usize) {
-                            *u = true;
-                        }
+            for named in inst.named_state(None) {
+                if let wave_isa::StateRef::Reg(r) = named {
+                    if let Some(u) = used.get_mut(r as usize) {
+                        *u = true;
                     }
                 }
             }
