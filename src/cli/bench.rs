@@ -133,11 +133,11 @@ pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
     let mut progress = |p: &difftest::Progress| {
         if p.done == p.total || p.done == 0 || p.done - last_shown >= 25 {
             last_shown = p.done;
+            // Programs cycle through the widths, so the width of one case says little here.
             progress_line(&format!(
-                "fuzz-diff: {}/{} programs agree (W = {}), {:.1} s",
+                "fuzz-diff: {}/{} programs agree, {:.1} s",
                 p.done,
                 p.total,
-                p.wave_width,
                 p.elapsed.as_secs_f64()
             ));
         }
