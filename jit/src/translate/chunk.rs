@@ -7,10 +7,14 @@
 //! fewer live values. This is exact only when no lane can observe another lane's progress,
 //! so the body may hold only ops that are pure vector code (no helper call, no cross-lane op,
 //! no store or atomic, no barrier, call, `return` or `halt`); loads are fine because nothing
-//! in the loop writes memory. The one thing order can change is *which* fault comes first:
-//! a possible bounds fault (and nothing else) jumps to a bail-out that puts every register
-//! the loop writes back to its value at loop entry and runs the loop wave-major, which finds
-//! the fault the interpreter finds.
+//! in the loop writes memory. What order can change is *which* fault comes first and where
+//! an instruction budget runs out; and the vector code here has no exact NaN fix-up (it
+//! would merge values in the hot path). So a possible bounds fault, a NaN operand of
+//! `fadd`/`fmul`/`fma`, or a vector needing more trips than the budget pays for jumps to a
+//! bail-out that puts every register the loop writes back to its value at loop entry and runs
+//! the loop wave-major, which behaves exactly as the interpreter. With a budget, the wave is
+//! charged after the loop for its longest vector's trips (what the wave-major loop's latch
+//! would have counted), so loops with nested loops stay wave-major then.
 
 use super::Translator;
 use crate::error::JitError;
