@@ -89,8 +89,7 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
         let (gx, gy) = (p.grid[0] as u64, p.grid[1] as u64);
         [(i % gx) as u32, (i / gx % gy) as u32, (i / (gx * gy)) as u32]
     };
-    let threads =
-        if p.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { p.threads };
+    let threads = if p.threads == 0 { cores() } else { p.threads };
     if threads <= 1 || total == 1 {
         let mut worker = Worker::new(p);
         for i in 0..total {
@@ -122,6 +121,12 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
         Some((_, f)) => Err(RunOutcome::Failed(f)),
         None => Ok(counts),
     }
+}
+
+/// The cores this process may use, asked once (the answer costs file reads under cgroups).
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// A rayon pool per thread count, built once.
@@ -165,60 +170,69 @@ impl Worker {
         }
     }
 
-    /// Fill the contexts of a workgroup's waves.
+    /// Fill the contexts of a workgroup's waves. What is the same for every workgroup of the
+    /// dispatch (thread ids, limits, arguments) is set once, when a wave's context is made.
     fn prepare(&mut self, p: &RunParams, wg: [u32; 3], device: DeviceView, fuel: *mut i64) -> usize {
         let tpw: u32 = p.workgroup.iter().product();
         let waves = tpw.div_ceil(p.width) as usize;
         let w = p.width;
         while self.ctxs.len() < waves {
-            self.ctxs.push(WaveCtx::zeroed());
+            let wave = self.ctxs.len();
+            let mut c = WaveCtx::zeroed();
             self.hosts.push(Box::new(WaveHost::new(w)));
+            self.init_wave(&mut c, p, wave, waves, device);
+            self.ctxs.push(c);
         }
         self.local.fill(0);
+        for wave in 0..waves {
+            let host = &mut self.hosts[wave];
+            **host = WaveHost::new(w);
+            let c = &mut self.ctxs[wave];
+            c.fuel = fuel;
+            c.special[SpecialReg::WorkgroupIdX as usize..=SpecialReg::WorkgroupIdZ as usize]
+                .copy_from_slice(&wg);
+        }
+        waves
+    }
+
+    /// The parts of wave `wave`'s context that no workgroup changes.
+    fn init_wave(&mut self, c: &mut WaveCtx, p: &RunParams, wave: usize, waves: usize, device: DeviceView) {
+        let tpw: u32 = p.workgroup.iter().product();
+        let w = p.width;
         let mut init = [0u32; 256];
         for &(r, v) in &p.initial_registers {
             init[r as usize] = v;
         }
-        let local_base = self.local.as_mut_ptr();
-        for wave in 0..waves {
-            let host = &mut self.hosts[wave];
-            **host = WaveHost::new(w);
-            let host_ptr: *mut WaveHost = &mut **host;
-            let c = &mut self.ctxs[wave];
-            c.device_base = device.window;
-            c.local_base = local_base;
-            c.host = host_ptr;
-            c.fuel = fuel;
-            c.local_mask = self.local_mask;
-            c.live_lanes = (tpw - wave as u32 * w).min(w);
-            c.checked = p.checked as u32;
-            c.device_size = device.size;
-            c.local_size = p.local_memory as u64;
-            c.device_limit = WaveCtx::limits_for(device.size);
-            c.local_limit = WaveCtx::limits_for(p.local_memory as u64);
-            let mut sr = [0u32; 20];
-            sr[SpecialReg::WaveId as usize] = wave as u32;
-            sr[SpecialReg::WorkgroupIdX as usize..=SpecialReg::WorkgroupIdZ as usize].copy_from_slice(&wg);
-            sr[SpecialReg::WorkgroupSizeX as usize..=SpecialReg::WorkgroupSizeZ as usize]
-                .copy_from_slice(&p.workgroup);
-            sr[SpecialReg::GridSizeX as usize..=SpecialReg::GridSizeZ as usize].copy_from_slice(&p.grid);
-            sr[SpecialReg::WaveWidth as usize] = w;
-            sr[SpecialReg::NumWaves as usize] = waves as u32;
-            sr[SpecialReg::MmaSupported as usize] = wave_runtime::caps::CAP_MMA as u32;
-            sr[SpecialReg::MmaM as usize] = wave_runtime::caps::MMA_M;
-            sr[SpecialReg::MmaN as usize] = wave_runtime::caps::MMA_N;
-            sr[SpecialReg::MmaK as usize] = wave_runtime::caps::MMA_K;
-            c.special = sr;
-            let [sx, sy, _] = p.workgroup;
-            for lane in 0..MAX_LANES {
-                let t = wave as u32 * w + lane as u32;
-                c.thread_id[0][lane] = t % sx;
-                c.thread_id[1][lane] = t / sx % sy;
-                c.thread_id[2][lane] = t / (sx * sy);
-            }
-            c.init_regs = init;
+        c.device_base = device.window;
+        c.local_base = self.local.as_mut_ptr();
+        c.host = &mut *self.hosts[wave];
+        c.local_mask = self.local_mask;
+        c.live_lanes = (tpw - wave as u32 * w).min(w);
+        c.checked = p.checked as u32;
+        c.device_size = device.size;
+        c.local_size = p.local_memory as u64;
+        c.device_limit = WaveCtx::limits_for(device.size);
+        c.local_limit = WaveCtx::limits_for(p.local_memory as u64);
+        let mut sr = [0u32; 20];
+        sr[SpecialReg::WaveId as usize] = wave as u32;
+        sr[SpecialReg::WorkgroupSizeX as usize..=SpecialReg::WorkgroupSizeZ as usize]
+            .copy_from_slice(&p.workgroup);
+        sr[SpecialReg::GridSizeX as usize..=SpecialReg::GridSizeZ as usize].copy_from_slice(&p.grid);
+        sr[SpecialReg::WaveWidth as usize] = w;
+        sr[SpecialReg::NumWaves as usize] = waves as u32;
+        sr[SpecialReg::MmaSupported as usize] = wave_runtime::caps::CAP_MMA as u32;
+        sr[SpecialReg::MmaM as usize] = wave_runtime::caps::MMA_M;
+        sr[SpecialReg::MmaN as usize] = wave_runtime::caps::MMA_N;
+        sr[SpecialReg::MmaK as usize] = wave_runtime::caps::MMA_K;
+        c.special = sr;
+        let [sx, sy, _] = p.workgroup;
+        for lane in 0..MAX_LANES {
+            let t = wave as u32 * w + lane as u32;
+            c.thread_id[0][lane] = t % sx;
+            c.thread_id[1][lane] = t / sx % sy;
+            c.thread_id[2][lane] = t / (sx * sy);
         }
-        waves
+        c.init_regs = init;
     }
 
     fn run_workgroup(
