@@ -767,3 +767,78 @@ fn every_pure_vector_op_in_a_chunk_major_loop() {
         check_all_widths(&k, &d, 1 << 17);
     }
 }
+
+/// Local atomics run inline, lane after lane, with the identity for inactive lanes; the helper
+/// takes over where a lane may fault. Every kind, contended (one word for all lanes) and
+/// spread (a word per 3 lanes), with and without a returned value, under a divergent guard;
+/// then an out-of-bounds lane after in-bounds ones.
+#[test]
+fn local_atomics_match() {
+    let mut body = String::new();
+    let kinds = ["add", "sub", "min", "max", "and", "or", "xor", "exchange"];
+    for (i, kind) in kinds.iter().enumerate() {
+        // r10 = contended word, r11 = spread word; r12 = value; returns into r20+i / r0.
+        let ret = if i % 2 == 0 { format!("r{}", 20 + i) } else { "r0".to_string() };
+        body.push_str(&format!("    local_atomic_{kind} {ret}, r10, r12\n"));
+        body.push_str(&format!("    @p1 local_atomic_{kind} r{}, r11, r12\n", 30 + i));
+        body.push_str("    iadd r12, r12, r13\n");
+    }
+    let source = format!(
+        r#"
+.kernel k
+.registers 64
+.local_memory 256
+    mov_sr r1, sr_thread_id_x
+    mov_imm r2, 3
+    imul r12, r1, r2          ; values 0, 3, 6, ...
+    mov_imm r13, 0x9e3779b9
+    imul r14, r1, r13
+    xor r12, r12, r14
+    mov_imm r10, 8
+    idiv r11, r1, r2
+    mov_imm r2, 4
+    imul r11, r11, r2
+    iadd r11, r11, r2          ; 4 + 4 * (t / 3)
+    and r15, r1, r2
+    icmp_eq p1, r15, r2        ; lanes with bit 2 set
+    local_atomic_cas r40, r10, r12, r13
+{body}
+    ; everything to device memory: local words, then the returned values
+    mov_imm r16, 4
+    imul r17, r1, r16
+    local_load_u32 r18, r17
+    device_store_u32 r17, r18
+    mov_imm r19, 0x100
+    iadd r17, r17, r19
+    device_store_u32 r17, r20
+    iadd r17, r17, r19
+    device_store_u32 r17, r22
+    iadd r17, r17, r19
+    device_store_u32 r17, r24
+    iadd r17, r17, r19
+    device_store_u32 r17, r30
+    iadd r17, r17, r19
+    device_store_u32 r17, r33
+    iadd r17, r17, r19
+    device_store_u32 r17, r36
+    iadd r17, r17, r19
+    device_store_u32 r17, r40
+    ; lanes 40.. go out of bounds after the others have added
+    mov_imm r50, 40
+    icmp_ge p2, r1, r50
+    mov_imm r51, 0x1000
+    select r52, p2, r51, r10
+    local_atomic_add r53, r52, r12
+    halt
+.end
+"#
+    );
+    let k = assembled(&source);
+    for threads in [64, 36] {
+        let d = Dispatch { local_memory: 256, ..dispatch(2, threads) };
+        check_all_widths(&k, &d, 1 << 16);
+    }
+    let d = Dispatch { wave_width: 32, local_memory: 256, ..dispatch(1, 64) };
+    let (ra, ..) = run_both(&k, &d, 1 << 16, 1);
+    assert!(matches!(ra, Err(ref e) if matches!(e.kind, RunErrorKind::OutOfBounds { .. })), "{ra:?}");
+}

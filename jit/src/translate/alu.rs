@@ -19,7 +19,8 @@ impl Translator<'_, '_> {
         match inst.op.class() {
             Class::LocalLoad | Class::DeviceLoad => self.load(inst, pc),
             Class::LocalStore | Class::DeviceStore => self.store(inst, pc),
-            Class::LocalAtomic | Class::DeviceAtomic => self.memory_helper(inst, pc),
+            Class::LocalAtomic => self.local_atomic(inst, pc),
+            Class::DeviceAtomic => self.memory_helper(inst, pc),
             Class::Wave => self.wave_op(inst, pc),
             Class::Mma => self.mma(inst, pc),
             Class::Float => self.float_op(inst, pc),

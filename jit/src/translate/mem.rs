@@ -16,7 +16,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Value};
 use wave_isa::opcodes::{Class, Slot};
-use wave_isa::Instruction;
+use wave_isa::{Instruction, Op};
 
 /// How a memory op's address varies across the 4 lanes of each vector.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -307,6 +307,68 @@ impl Translator<'_, '_> {
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(lanes);
         self.memory_helper(inst, pc)?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        Ok(())
+    }
+
+    /// Local atomics with an identity element (add, sub, and, or, xor, unsigned min/max) as
+    /// inline code, lane after lane: local memory belongs to this worker alone (fibers switch
+    /// only at barriers), so a plain load and store is atomic, and an inactive lane applies
+    /// the identity (its address masked into the buffer), which changes nothing. Where some
+    /// active lane may fault, the helper runs instead and reports the first fault in lane
+    /// order. Exchange and CAS (no identity) always take the helper.
+    pub fn local_atomic(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        let identity = match inst.op {
+            Op::LocalAtomicAdd | Op::LocalAtomicSub | Op::LocalAtomicOr | Op::LocalAtomicXor => 0,
+            Op::LocalAtomicMax => 0,
+            Op::LocalAtomicAnd | Op::LocalAtomicMin => u32::MAX,
+            _ => return self.memory_helper(inst, pc),
+        };
+        let mask = self.op_mask(inst.guard);
+        let addr = self.reg(inst.rs1 as u32);
+        let value = self.reg(inst.rs2 as u32);
+        let inline = self.b.create_block();
+        let done = self.b.create_block();
+        if self.flags.checked {
+            let any = self.may_fault(pc, AddressShape::Scattered, true, 4, &addr, &mask);
+            let lanes = self.b.create_block();
+            self.b.set_cold_block(lanes);
+            self.b.ins().brif(any, lanes, &[], inline, &[]);
+            self.b.switch_to_block(lanes);
+            self.memory_helper(inst, pc)?;
+            self.b.ins().jump(done, &[]);
+        } else {
+            self.b.ins().jump(inline, &[]);
+        }
+        self.b.switch_to_block(inline);
+        let base = self.memory_base(true);
+        let neutral = self.vconst4([identity; 4]);
+        let mut old = Vec::with_capacity(self.n);
+        for k in 0..self.n {
+            let v = if self.full { value[k] } else { self.b.ins().blendv(mask[k], value[k], neutral) };
+            let mut olds = self.vconst4([0; 4]);
+            for lane in 0..4u8 {
+                let p = self.lane_pointer(base, addr[k], lane, true);
+                let before = self.b.ins().load(I32, plain_memory(), p, 0);
+                let operand = self.b.ins().extractlane(v, lane);
+                let after = match inst.op {
+                    Op::LocalAtomicAdd => self.b.ins().iadd(before, operand),
+                    Op::LocalAtomicSub => self.b.ins().isub(before, operand),
+                    Op::LocalAtomicOr => self.b.ins().bor(before, operand),
+                    Op::LocalAtomicXor => self.b.ins().bxor(before, operand),
+                    Op::LocalAtomicAnd => self.b.ins().band(before, operand),
+                    Op::LocalAtomicMin => self.b.ins().umin(before, operand),
+                    _ => self.b.ins().umax(before, operand),
+                };
+                self.b.ins().store(plain_memory(), after, p, 0);
+                olds = self.b.ins().insertlane(olds, before, lane);
+            }
+            old.push(olds);
+        }
+        if inst.atomic_returns() {
+            self.set_reg(inst.rd as u32, &old, &mask);
+        }
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Ok(())
