@@ -59,6 +59,10 @@ pub struct BenchArgs {
     /// Seconds the interpreter may take per measurement (larger sizes are skipped)
     #[arg(long, default_value_t = 4.0)]
     interp_limit: f64,
+    /// Seconds spent repeating each measurement (the best run counts); longer is steadier on
+    /// a machine whose speed varies
+    #[arg(long, default_value_t = 0.5)]
+    budget: f64,
 }
 
 /// A progress line on stderr, rewritten in place.
@@ -76,8 +80,10 @@ pub fn bench(args: BenchArgs) -> CliResult {
     if !matches!(args.wave_width, 4 | 8 | 16 | 32 | 64) {
         return Err(format!("wave width {} is not one of 4, 8, 16, 32, 64", args.wave_width));
     }
-    if !(args.interp_limit.is_finite() && args.interp_limit >= 0.0) {
-        return Err("--interp-limit must be a non-negative number of seconds".into());
+    for (flag, seconds) in [("--interp-limit", args.interp_limit), ("--budget", args.budget)] {
+        if !(seconds.is_finite() && (0.0..=3600.0).contains(&seconds)) {
+            return Err(format!("{flag} must be a number of seconds between 0 and 3600"));
+        }
     }
     let all = args.engine == EngineChoice::All;
     let options = BenchOptions {
@@ -88,6 +94,7 @@ pub fn bench(args: BenchArgs) -> CliResult {
         run: RunOptions { wave_width: args.wave_width, threads: args.threads, unchecked: false },
         unchecked_too: args.unchecked,
         interp_limit: Duration::from_secs_f64(args.interp_limit),
+        budget: Duration::from_secs_f64(args.budget),
         ..BenchOptions::default()
     };
     let mut progress = |m: &str| progress_line(m);
