@@ -95,7 +95,6 @@ pub fn bench(args: BenchArgs) -> CliResult {
         unchecked_too: args.unchecked,
         interp_limit: Duration::from_secs_f64(args.interp_limit),
         budget: Duration::from_secs_f64(args.budget),
-        ..BenchOptions::default()
     };
     let mut progress = |m: &str| progress_line(m);
     let result = match args.workload {
