@@ -44,6 +44,18 @@ fn data_ops() -> Vec<Op> {
         .collect()
 }
 
+/// r10..r17 = the 8 words at r5 (r5 advances past them, r8 = 4); p1 and p3 from comparing
+/// them: divergent guards for the data ops.
+fn load_inputs(k: &mut Vec<Instruction>) {
+    k.push(mov_imm(8, 4));
+    for j in 0..8u32 {
+        k.push(ins(Op::DeviceLoadU32, &[10 + j, 5]));
+        k.push(ins(Op::Iadd, &[5, 5, 8]));
+    }
+    k.push(ins(Op::IcmpLt, &[1, 10, 11]));
+    k.push(ins(Op::UcmpLt, &[3, 12, 13]));
+}
+
 /// `op` writing r20 (and r21 for pairs) or p2, reading r10, r12, ... and p3; every odd one
 /// (by `n`) under `@p1` or `@!p1`.
 fn data_instruction(op: Op, n: usize) -> Instruction {
@@ -81,13 +93,7 @@ fn alu_kernel() -> wave_isa::Kernel {
     k.push(ins(Op::Imul, &[6, 4, 7]));
     k.push(mov_imm(7, 0x10000));
     k.push(ins(Op::Iadd, &[6, 6, 7]));
-    k.push(mov_imm(8, 4));
-    for j in 0..8u32 {
-        k.push(ins(Op::DeviceLoadU32, &[10 + j, 5]));
-        k.push(ins(Op::Iadd, &[5, 5, 8]));
-    }
-    k.push(ins(Op::IcmpLt, &[1, 10, 11]));
-    k.push(ins(Op::UcmpLt, &[3, 12, 13]));
+    load_inputs(&mut k);
     for (n, &op) in ops.iter().enumerate() {
         k.push(data_instruction(op, n));
         // Predicate results become values.
@@ -730,13 +736,7 @@ fn every_pure_vector_op_in_a_chunk_major_loop() {
     let mut k = prologue();
     k.push(mov_imm(7, 32));
     k.push(ins(Op::Imul, &[5, 4, 7]));
-    k.push(mov_imm(8, 4));
-    for j in 0..8u32 {
-        k.push(ins(Op::DeviceLoadU32, &[10 + j, 5]));
-        k.push(ins(Op::Iadd, &[5, 5, 8]));
-    }
-    k.push(ins(Op::IcmpLt, &[1, 10, 11]));
-    k.push(ins(Op::UcmpLt, &[3, 12, 13]));
+    load_inputs(&mut k);
     // Trip count 0..3 by thread.
     k.push(mov_imm(7, 3));
     k.push(ins(Op::And, &[30, 1, 7]));
