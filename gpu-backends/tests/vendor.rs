@@ -658,32 +658,27 @@ fn host_helpers_check(clang: &str, dir: &Path) -> TargetReport {
             s::dma(d1, d2, d3),
             s::dsqrt(d1),
         ];
+        // Count each op's mismatches; keep the first one's inputs and values.
+        let mut mismatch =
+            |op, first: &dyn Fn() -> String| bad.entry(op).or_insert_with(|| (0, first())).0 += 1;
         for (i, w) in want32.iter().enumerate() {
             if word(i) != *w {
-                let e = bad.entry(HOST_F32_OPS[i]).or_insert_with(|| {
-                    (
-                        0,
-                        format!(
-                            "({a:#010x}, {b:#010x}, {c:#010x}): helper {:#010x}, interpreter {w:#010x}",
-                            word(i)
-                        ),
+                mismatch(HOST_F32_OPS[i], &|| {
+                    format!(
+                        "({a:#010x}, {b:#010x}, {c:#010x}): helper {:#010x}, interpreter {w:#010x}",
+                        word(i)
                     )
                 });
-                e.0 += 1;
             }
         }
         for (i, w) in want64.iter().enumerate() {
             if dword(i) != *w {
-                let e = bad.entry(HOST_F64_OPS[i]).or_insert_with(|| {
-                    (
-                        0,
-                        format!(
-                            "({d1:#018x}, {d2:#018x}, {d3:#018x}): helper {:#018x}, interpreter {w:#018x}",
-                            dword(i)
-                        ),
+                mismatch(HOST_F64_OPS[i], &|| {
+                    format!(
+                        "({d1:#018x}, {d2:#018x}, {d3:#018x}): helper {:#018x}, interpreter {w:#018x}",
+                        dword(i)
                     )
                 });
-                e.0 += 1;
             }
         }
     }

@@ -190,7 +190,7 @@ fn f(bits: u32) -> f32 {
 /// The x86 default NaN, produced by sqrt of a negative number (§5.3).
 pub const DEFAULT_NAN_F32: u32 = 0xFFC0_0000;
 
-/// The NaN rule of f32 arithmetic (README, "NaN operands"): the first NaN operand in WAVE operand order
+/// The NaN rule of f32 arithmetic (README, "Differences from wave-emu"): the first NaN operand in WAVE operand order
 /// (rs1, rs2, rs3), quieted; a NaN made from non-NaN operands (∞−∞, 0×∞, 0/0) is the x86
 /// default NaN. Pinned here so the result never depends on how a compiler orders the operands
 /// of a commutative instruction (x86 returns the first *source* operand's NaN).

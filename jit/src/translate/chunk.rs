@@ -18,7 +18,6 @@
 
 use super::Translator;
 use crate::error::JitError;
-use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Variable;
@@ -39,14 +38,12 @@ impl Translator<'_, '_> {
     pub fn runs_chunk_major(&self, body: &[Stmt]) -> bool {
         // With a budget the wave is charged its longest vector's trips, which is exact only
         // without nested loops.
-        let nested = body.iter().any(|s| {
+        let has_nested_loop = || {
             let mut found = false;
-            wave_isa::ir::walk_block(std::slice::from_ref(s), 0, &mut |s, _| {
-                found |= matches!(s.kind, StmtKind::Loop { .. });
-            });
+            wave_isa::ir::walk_block(body, 0, &mut |s, _| found |= matches!(s.kind, StmtKind::Loop { .. }));
             found
-        });
-        self.bailout.is_none() && !(self.flags.fuel && nested) && body_is_lane_local(body)
+        };
+        self.bailout.is_none() && body_is_lane_local(body) && !(self.flags.fuel && has_nested_loop())
     }
 
     /// Translate the loop once per vector, then once wave-major behind the bail-out.
@@ -61,25 +58,22 @@ impl Translator<'_, '_> {
         self.bailout = Some(bail);
         let mut result = Ok(());
         let per_trip = super::control::iteration_cost(body);
-        let affordable = if self.flags.fuel {
-            // Trips the budget pays for now; a vector that needs more (a runaway loop, or a
-            // budget that runs out here) bails out, and the wave-major copy stops exactly.
+        let zero = self.b.ins().iconst(I64, 0);
+        // With a budget: the trips it pays for now. A vector that needs more (a runaway loop,
+        // or a budget that runs out here) bails out, and the wave-major copy stops exactly.
+        let affordable = self.flags.fuel.then(|| {
             let fuel_ptr = self.load_ctx(I64, self.env.fuel_offset());
             let left = self.b.ins().load(I64, MemFlagsData::new().with_notrap(), fuel_ptr, 0);
-            let per = self.b.ins().iconst(I64, per_trip);
-            let zero = self.b.ins().iconst(I64, 0);
             let left = self.b.ins().smax(left, zero);
+            let per = self.b.ins().iconst(I64, per_trip);
             self.b.ins().sdiv(left, per)
-        } else {
-            self.b.ins().iconst(I64, 0)
-        };
-        let zero = self.b.ins().iconst(I64, 0);
+        });
         let mut longest = zero;
         for chunk in 0..wave.n {
             self.set_chunk_view(&wave, chunk);
             let trips = self.b.declare_var(I64);
             self.b.def_var(trips, zero);
-            self.chunk_trips = self.flags.fuel.then_some((trips, affordable));
+            self.chunk_trips = affordable.map(|a| (trips, a));
             result = self.loop_wave(offset, body, func);
             if result.is_err() {
                 break;
@@ -93,21 +87,11 @@ impl Translator<'_, '_> {
         self.swap_view(Some(wave));
         result?;
         if self.flags.fuel {
-            // The wave-major loop would have passed its latch as often as the longest vector;
-            // if that overdraws the budget, it runs again wave-major and stops where the
-            // interpreter stops.
+            // The wave-major loop would have passed its latch as often as the longest vector.
+            // No vector ran more trips than the budget paid for at entry, and nothing else
+            // drew on it since (no nested loop, call or barrier here), so this cannot overdraw.
             let cost = self.b.ins().imul_imm_s(longest, per_trip);
-            let left = self.take_fuel(cost);
-            let spent = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, left, 0);
-            let refund = self.b.create_block();
-            self.b.set_cold_block(refund);
-            let go = self.b.create_block();
-            self.b.ins().brif(spent, refund, &[], go, &[]);
-            self.b.switch_to_block(refund);
-            let refund_cost = self.b.ins().ineg(cost);
-            self.take_fuel(refund_cost);
-            self.b.ins().jump(bail, &[]);
-            self.b.switch_to_block(go);
+            self.take_fuel(cost);
         }
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(bail);

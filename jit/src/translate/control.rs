@@ -328,19 +328,18 @@ impl Translator<'_, '_> {
         let next = self.or(&exec, &c);
         self.set(&exec_vars, &next);
         if self.flags.fuel {
-            match self.chunk_trips {
+            match (self.chunk_trips, self.bailout) {
                 // Chunk-major: count the vector's trips; the wave is charged after the loop.
-                Some((trips, affordable)) => {
+                (Some((trips, affordable)), Some(bail)) => {
                     let t = self.b.use_var(trips);
                     let t = self.b.ins().iadd_imm_s(t, 1);
                     self.b.def_var(trips, t);
                     let over = self.b.ins().icmp(IntCC::SignedGreaterThan, t, affordable);
                     let go = self.b.create_block();
-                    let bail = self.bailout.unwrap_or(go);
                     self.b.ins().brif(over, bail, &[], go, &[]);
                     self.b.switch_to_block(go);
                 }
-                None => self.charge_fuel(offset, body),
+                _ => self.charge_fuel(offset, body),
             }
         }
         let any = self.any(&next);
