@@ -723,6 +723,107 @@ fn chunk_major_loops_match() {
     }
 }
 
+/// Chunk-major loops with uniform control keep uniform and lane-affine values (addresses,
+/// counters, constants, predicates) as scalars. Each register and predicate the loops touch is
+/// stored afterwards, so a wrong scalar, a wrong stride when the vector is rebuilt, or a
+/// vector state not written back at the loop's exit changes memory. Covered: a uniform `if`
+/// writing an affine address on both sides, a nested uniform loop, a shadowed predicate read by
+/// `select`, constants, and a register the loop writes whose value on entry is not uniform
+/// (the entry check must take the bail-out; in workgroup 0 that loop runs no trip). Full waves and a partial one (no shadows then).
+#[test]
+fn shadowed_loops_match() {
+    let source = r#"
+.kernel k
+.registers 40
+    mov_sr r1, sr_thread_id_x
+    mov_imm r3, 4
+    imul r4, r1, r3          ; this thread's word: lane-affine, stride 4
+    mov_imm r5, 0
+    mov_imm r9, 0
+    mov_imm r10, 6
+    mov_imm r12, 3
+    mov_imm r18, 1
+    and r11, r1, r12         ; varying; the second loop writes it before any use
+    mov r16, r1
+    loop
+        icmp_ge p0, r9, r10
+        break p0
+        device_load_u32 r13, r4
+        imul r14, r9, r3
+        iadd r14, r14, r3
+        device_load_u32 r15, r14
+        fadd r5, r5, r13
+        fadd r5, r5, r15
+        icmp_lt p1, r9, r12
+        if p1
+            iadd r4, r4, r3
+        else
+            iadd r4, r4, r12
+        endif
+        select r17, p1, r14, r4
+        iadd r16, r16, r17
+        mov_imm r19, 7
+        loop
+            icmp_le p2, r19, r12
+            break p2
+            isub r19, r19, r18
+            imad r20, r19, r3, r4
+            xor r23, r20, r19
+        endloop
+        iadd r9, r9, r18
+    endloop
+    mov_imm r21, 0
+    mov_sr r26, sr_workgroup_id_x   ; no trip in workgroup 0: r11 keeps its entry value
+    loop
+        icmp_ge p3, r21, r26
+        break p3
+        mov_imm r11, 9
+        device_load_u32 r22, r4
+        iadd r21, r21, r18
+    endloop
+    select r24, p1, r18, r21
+    select r25, p2, r18, r21
+    imul r2, r1, r3
+    mov_imm r30, 0x4000
+    iadd r2, r2, r30
+    mov_imm r31, 0x100
+    device_store_u32 r2, r4
+    iadd r2, r2, r31
+    device_store_u32 r2, r5
+    iadd r2, r2, r31
+    device_store_u32 r2, r9
+    iadd r2, r2, r31
+    device_store_u32 r2, r11
+    iadd r2, r2, r31
+    device_store_u32 r2, r14
+    iadd r2, r2, r31
+    device_store_u32 r2, r16
+    iadd r2, r2, r31
+    device_store_u32 r2, r17
+    iadd r2, r2, r31
+    device_store_u32 r2, r19
+    iadd r2, r2, r31
+    device_store_u32 r2, r20
+    iadd r2, r2, r31
+    device_store_u32 r2, r21
+    iadd r2, r2, r31
+    device_store_u32 r2, r22
+    iadd r2, r2, r31
+    device_store_u32 r2, r23
+    iadd r2, r2, r31
+    device_store_u32 r2, r24
+    iadd r2, r2, r31
+    device_store_u32 r2, r25
+    halt
+.end
+"#;
+    let k = assembled(source);
+    for (grid, threads, max_instructions) in [(2, 64, 0), (1, 36, 0), (1, 64, 100_000)] {
+        let d = Dispatch { max_instructions, ..dispatch(grid, threads) };
+        check_all_widths(&k, &d, 1 << 16);
+    }
+}
+
 /// Every op that chunk-major loops accept, inside such a loop (with a divergent trip count and
 /// divergent guards), folded into running sums: a helper call there would trip the JIT's
 /// debug assertion, a wrong per-vector view would change the sums.

@@ -97,7 +97,8 @@ pub struct UniformityOptions {
 pub struct StmtUniformity {
     /// For an `Op`: one value per operand, in the order of `inst.operands()`. A used operand
     /// gets its value before the statement (immediates are uniform constants, a pair or
-    /// quad is described by its first register); a defined operand gets the value written.
+    /// quad is uniform when all its registers are, varying otherwise); a defined operand gets
+    /// the value written (for a pair or quad: its first register's).
     /// Empty for other statements.
     pub operands: Vec<Value>,
     /// The value written to the registers/predicates the statement defines, if any.
@@ -494,7 +495,26 @@ impl Walker<'_> {
             .map(|(spec, _)| {
                 let v = inst.slot_value(spec.slot);
                 match (spec.role, spec.kind) {
-                    (Role::Use, Kind::Reg | Kind::Pair | Kind::Quad) => state.reg(v),
+                    (Role::Use, Kind::Reg) => state.reg(v),
+                    // A pair or quad is uniform when all its registers are; never affine.
+                    (Role::Use, Kind::Pair | Kind::Quad) => {
+                        let span = v..v + spec.kind.register_span();
+                        let joined = span
+                            .map(|r| {
+                                if (r as usize) < PRED_BASE {
+                                    state.reg(r)
+                                } else {
+                                    Value::Uniform(Some(0))
+                                }
+                            })
+                            .reduce(Value::join)
+                            .unwrap_or(Value::Varying);
+                        if joined.is_uniform() {
+                            joined
+                        } else {
+                            Value::Varying
+                        }
+                    }
                     (Role::Use, Kind::Pred) => state.pred(v),
                     (Role::Use, Kind::Special) => self.special(v),
                     (_, Kind::Imm) => Value::Uniform(Some(v)),
@@ -679,6 +699,24 @@ mod tests {
         );
         assert_eq!(result_of(&k, &u, Op::MovSr, 0), Value::Affine { stride: 1 });
         assert_eq!(result_of(&k, &u, Op::MovSr, 1), Value::Uniform(None));
+    }
+
+    /// A pair operand is as uniform as its least uniform register (the fuzzer found an f64
+    /// op on `r10:r11` with a lane-dependent `r11` taken as uniform from `r10`).
+    #[test]
+    fn pair_operands_join_both_registers() {
+        let (k, u) = analyse(
+            "mov_sr r11, sr_lane_id
+             dsqrt r18, r10
+             mov_imm r13, 5
+             dsqrt r20, r12
+             mov_sr r14, sr_lane_id
+             dsqrt r22, r14",
+            UniformityOptions::default(),
+        );
+        assert_eq!(result_of(&k, &u, Op::Dsqrt, 0), Value::Varying);
+        assert!(result_of(&k, &u, Op::Dsqrt, 1).is_uniform());
+        assert_eq!(result_of(&k, &u, Op::Dsqrt, 2), Value::Varying);
     }
 
     #[test]

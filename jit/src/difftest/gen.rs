@@ -241,7 +241,10 @@ impl Gen<'_> {
                     let inner =
                         Ctx { depth: ctx.depth + 1, loop_depth: ctx.loop_depth + 1, uniform: false, ..ctx };
                     let trips = self.rng.range(0, 3);
-                    Some(Node::Loop { trips, body: self.block(inner) })
+                    // A third of the loops hold only loads and vector arithmetic: the JIT runs
+                    // those vector by vector, with uniform values as scalars.
+                    let body = if self.rng.percent(33) { self.lane_local_block() } else { self.block(inner) };
+                    Some(Node::Loop { trips, body })
                 }
                 83..=86 if ctx.loop_depth > 0 => Some(if self.rng.percent(60) {
                     Node::Break(self.pred())
@@ -270,6 +273,37 @@ impl Gen<'_> {
                 return node;
             }
         }
+    }
+
+    /// Loads and pure vector ops only (mostly unguarded): a chunk-major loop body.
+    fn lane_local_block(&mut self) -> Vec<Node> {
+        let mut out = Vec::new();
+        for _ in 0..self.rng.range(1, 8) {
+            if self.budget == 0 {
+                break;
+            }
+            self.budget -= 1;
+            loop {
+                let node = if self.rng.percent(25) { self.memory_op() } else { self.data_op() };
+                let op = match &node {
+                    Some(Node::Op(i) | Node::Mem { inst: i, .. } | Node::LinearMem { inst: i, .. }) => i.op,
+                    _ => continue,
+                };
+                if crate::translate::chunk::is_pure_vector_op(op) {
+                    let mut node = node.expect("matched above");
+                    if let Node::Op(i) | Node::Mem { inst: i, .. } | Node::LinearMem { inst: i, .. } =
+                        &mut node
+                    {
+                        if self.rng.percent(80) {
+                            i.guard = None;
+                        }
+                    }
+                    out.push(node);
+                    break;
+                }
+            }
+        }
+        out
     }
 
     /// Any op that is not memory, control or MMA, with random operands.

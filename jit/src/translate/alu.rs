@@ -16,6 +16,9 @@ use wave_isa::{Instruction, Op, Operand, SpecialReg};
 impl Translator<'_, '_> {
     /// Lower one data, memory, wave or MMA op.
     pub fn op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        if self.writes_shadow(inst) {
+            return self.scalar_op(inst, pc);
+        }
         match inst.op.class() {
             Class::LocalLoad | Class::DeviceLoad => self.load(inst, pc),
             Class::LocalStore | Class::DeviceStore => self.store(inst, pc),

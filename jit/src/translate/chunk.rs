@@ -54,6 +54,7 @@ impl Translator<'_, '_> {
         let bail = self.b.create_block();
         self.b.set_cold_block(bail);
         let done = self.b.create_block();
+        let shadows = self.shadow_plan(offset, body, func);
         let wave = self.swap_view(None);
         self.bailout = Some(bail);
         let mut result = Ok(());
@@ -71,10 +72,16 @@ impl Translator<'_, '_> {
         let mut longest = zero;
         for chunk in 0..wave.n {
             self.set_chunk_view(&wave, chunk);
+            if let Some(plan) = &shadows {
+                self.enter_shadows(plan, bail);
+            }
             let trips = self.b.declare_var(I64);
             self.b.def_var(trips, zero);
             self.chunk_trips = affordable.map(|a| (trips, a));
             result = self.loop_wave(offset, body, func);
+            if let Some(plan) = &shadows {
+                self.leave_shadows(plan);
+            }
             if result.is_err() {
                 break;
             }

@@ -24,7 +24,15 @@ pub enum Frame {
     /// Lanes that broke out (rejoin at the exit) and lanes that continued (rejoin at the latch);
     /// the latch and exit blocks, targets of uniform `continue`/`break`; the loop's body
     /// (where a `break`/`continue` sits decides which barriers a jump must still pass).
-    Loop { brk: Vec<Variable>, cont: Vec<Variable>, latch: Block, exit: Block, body: *const [Stmt] },
+    /// `masked_exit`: some lanes may have left through the masks (not by a real branch).
+    Loop {
+        brk: Vec<Variable>,
+        cont: Vec<Variable>,
+        latch: Block,
+        exit: Block,
+        body: *const [Stmt],
+        masked_exit: bool,
+    },
     /// An inlined call: lanes that returned (rejoin at the call's end).
     Call { ret: Vec<Variable> },
 }
@@ -107,7 +115,7 @@ impl Translator<'_, '_> {
             StmtKind::Loop { body, .. } => self.loop_(s.offset, body, func),
             StmtKind::Break { pred } | StmtKind::Continue { pred } => {
                 let is_break = matches!(s.kind, StmtKind::Break { .. });
-                let Some(Frame::Loop { brk, cont, latch, exit, body }) = self.cf.innermost_loop() else {
+                let Some(Frame::Loop { brk, cont, latch, exit, body, .. }) = self.cf.innermost_loop() else {
                     return Err(JitError::Unsupported(format!(
                         "`{}` outside a loop at byte 0x{:x}",
                         if is_break { "break" } else { "continue" },
@@ -151,6 +159,9 @@ impl Translator<'_, '_> {
                 if uniform_exit {
                     // A masked uniform exit: what follows in this iteration may run empty.
                     self.maybe_empty = true;
+                }
+                if let Some(Frame::Loop { masked_exit, .. }) = self.cf.frames.last_mut() {
+                    *masked_exit = true;
                 }
                 let target = if is_break { brk } else { cont };
                 let exec_vars = self.exec.clone();
@@ -263,7 +274,7 @@ impl Translator<'_, '_> {
         let p = self.pred(pred.index as u32);
         let lane0_decides = self.full;
         let holds = if lane0_decides {
-            let lane0 = self.b.ins().extractlane(p[0], 0);
+            let lane0 = self.lane0(p[0]);
             self.b.ins().icmp_imm_s(IntCC::NotEqual, lane0, 0)
         } else {
             let exec = self.get(&self.exec.clone());
@@ -306,7 +317,11 @@ impl Translator<'_, '_> {
             latch,
             exit,
             body: body as *const [Stmt],
+            masked_exit: false,
         });
+        // Entered by every lane, and left only by real branches: every lane is still active
+        // at the latch, so the "any lane left" test would always pass.
+        let entered_full = self.full && !leaves_early(body);
         let outer_maybe_empty = self.maybe_empty;
         // From the second iteration on, lanes that left at different times are missing
         // everywhere in the body, which the per-statement `divergent` facts do not say.
@@ -317,7 +332,7 @@ impl Translator<'_, '_> {
         self.divergent_loops.0 -= diverges.0 as u32;
         self.divergent_loops.1 -= diverges.1 as u32;
         self.maybe_empty = outer_maybe_empty;
-        self.cf.frames.pop();
+        let masked_exit = matches!(self.cf.frames.pop(), Some(Frame::Loop { masked_exit: true, .. }));
         result?;
         self.b.ins().jump(latch, &[]);
         // Latch: continuing lanes rejoin; repeat while any lane is left.
@@ -342,8 +357,12 @@ impl Translator<'_, '_> {
                 _ => self.charge_fuel(offset, body),
             }
         }
-        let any = self.any(&next);
-        self.b.ins().brif(any, header, &[], exit, &[]);
+        if entered_full && !masked_exit {
+            self.b.ins().jump(header, &[]);
+        } else {
+            let any = self.any(&next);
+            self.b.ins().brif(any, header, &[], exit, &[]);
+        }
         self.b.switch_to_block(exit);
         let broke = self.get(&brk);
         self.set(&exec_vars, &broke);
@@ -433,6 +452,17 @@ pub fn barriers_walked(kernel: &Kernel, stmts: &[Stmt]) -> Vec<u32> {
     let mut out = Vec::new();
     walk(kernel, stmts, 0, &mut out);
     out
+}
+
+/// Whether lanes may stop anywhere in the body other than through this loop's own exits: a
+/// `halt`, a `return` or a call (nested loops give back every lane they took in; masked exits
+/// of this loop are seen through its frame).
+fn leaves_early(body: &[Stmt]) -> bool {
+    let mut found = false;
+    walk_block(body, 0, &mut |s, _| {
+        found |= matches!(s.kind, StmtKind::Halt { .. } | StmtKind::Return | StmtKind::Call { .. })
+    });
+    found
 }
 
 /// Instructions one iteration of a loop with this body costs: its statements and the

@@ -61,7 +61,9 @@ impl Translator<'_, '_> {
                 continue;
             }
             let first = self.first_active_address(pc, addr[k], mask[k], shape);
-            let p = self.scalar_pointer(base, first, local);
+            // Checked with every lane active, the address passed its bounds check: no mask.
+            let wrap = local && !(self.flags.checked && self.full);
+            let p = self.scalar_pointer(base, first, wrap);
             for (i, regs) in out.iter_mut().enumerate() {
                 let v = if shape == AddressShape::Consecutive {
                     self.b.ins().load(I32X4, plain_memory(), p, 0)
@@ -82,7 +84,7 @@ impl Translator<'_, '_> {
     /// run, the address the active lanes agree on (taken back to lane 0 for consecutive ones).
     fn first_active_address(&mut self, pc: u32, addr: Value, mask: Value, shape: AddressShape) -> Value {
         if self.lane0_runs_with_its_vector(pc) {
-            return self.b.ins().extractlane(addr, 0);
+            return self.lane0(addr);
         }
         let lane_offsets = if shape == AddressShape::Consecutive { [0, 4, 8, 12] } else { [0; 4] };
         let offsets = self.vconst4(lane_offsets);
@@ -137,9 +139,9 @@ impl Translator<'_, '_> {
         self.load_ctx(I64, off)
     }
 
-    /// `base + zext(addr)`, local addresses masked into the buffer first.
-    fn scalar_pointer(&mut self, base: Value, addr: Value, local: bool) -> Value {
-        let addr = if local {
+    /// `base + zext(addr)`, with `wrap` (local memory) the address masked into the buffer first.
+    fn scalar_pointer(&mut self, base: Value, addr: Value, wrap: bool) -> Value {
+        let addr = if wrap {
             let m = self.load_ctx(I32, self.env.local_mask_offset());
             self.b.ins().band(addr, m)
         } else {
@@ -196,7 +198,7 @@ impl Translator<'_, '_> {
         let mut top: Option<Value> = None;
         for k in 0..self.n {
             let a = if lane0_decides {
-                self.b.ins().extractlane(addr[k], 0)
+                self.lane0(addr[k])
             } else if self.full {
                 addr[k]
             } else {
@@ -300,7 +302,7 @@ impl Translator<'_, '_> {
         let base = self.memory_base(local);
         for k in 0..self.n {
             // Every lane is active, so lane 0 holds the vector's first address.
-            let first = self.b.ins().extractlane(addr[k], 0);
+            let first = self.lane0(addr[k]);
             let p = self.scalar_pointer(base, first, local);
             self.b.ins().store(plain_memory(), value[k], p, 0);
         }

@@ -15,6 +15,7 @@ pub mod control;
 pub mod env;
 pub mod fp;
 pub mod mem;
+pub mod shadow;
 pub mod waveops;
 
 use crate::error::JitError;
@@ -100,6 +101,8 @@ pub struct Translator<'a, 'f> {
     /// In a chunk-major loop with an instruction budget: the vector's trip count (I64), and
     /// the most trips the budget left at loop entry pays for (more: bail out).
     pub chunk_trips: Option<(Variable, Value)>,
+    /// In a chunk-major loop: values kept as scalars (see [`shadow`]).
+    pub shadows: shadow::Shadows,
 }
 
 /// The signature every helper shares: `(ctx, op, exec_bits, pc) -> status`.
@@ -169,6 +172,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             chunk: 0,
             bailout: None,
             chunk_trips: None,
+            shadows: shadow::Shadows::default(),
         };
         t.init_state();
         t
@@ -251,6 +255,9 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// The vectors of register `r` (0 for registers outside 0..256, as the reference).
     pub fn reg(&mut self, r: u32) -> Vec<Value> {
+        if let Some(v) = self.shadowed_reg(r) {
+            return vec![v];
+        }
         match self.regs.get(r as usize).cloned().flatten() {
             Some(vars) => self.get(&vars),
             None => self.zeros(),
@@ -259,6 +266,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Write register `r` on the lanes of `mask` (the op's mask; all lanes when `full`).
     pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
+        debug_assert!(!self.is_shadowed_reg(r), "vector write to shadowed r{r}");
         let Some(vars) = self.regs.get(r as usize).cloned().flatten() else { return };
         if self.full {
             self.set(&vars, vals);
@@ -275,6 +283,9 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     pub fn pred(&mut self, p: u32) -> Vec<Value> {
+        if let Some(v) = self.shadowed_pred(p) {
+            return vec![v];
+        }
         match self.preds.get(p as usize).cloned() {
             Some(vars) => self.get(&vars),
             None => self.zeros(),
@@ -282,6 +293,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     pub fn set_pred(&mut self, p: u32, vals: &[Value], mask: &[Value]) {
+        debug_assert!(!self.is_shadowed_pred(p), "vector write to shadowed p{p}");
         let Some(vars) = self.preds.get(p as usize).cloned() else { return };
         if self.full {
             self.set(&vars, vals);
@@ -290,6 +302,21 @@ impl<'a, 'f> Translator<'a, 'f> {
         let old = self.get(&vars);
         let new = self.blend(mask, vals, &old);
         self.set(&vars, &new);
+    }
+
+    /// Whether the kernel uses register `r` (it then has variables).
+    pub fn has_register(&self, r: u32) -> bool {
+        self.regs.get(r as usize).is_some_and(Option::is_some)
+    }
+
+    /// The variables of register `r` (none for an unused register).
+    pub fn reg_vars(&self, r: u32) -> Vec<Variable> {
+        self.regs.get(r as usize).cloned().flatten().unwrap_or_default()
+    }
+
+    /// The variables of predicate `p`.
+    pub fn pred_vars(&self, p: u32) -> Vec<Variable> {
+        self.preds.get(p as usize).cloned().unwrap_or_default()
     }
 
     /// The lanes where a predicate reference (maybe negated) holds.
