@@ -595,23 +595,27 @@ impl Walker<'_> {
             if spec.optional && v == 0 {
                 continue;
             }
-            let (slots, old): (Vec<usize>, Value) = if spec.kind == Kind::Pred {
+            let slots: Vec<usize> = if spec.kind == Kind::Pred {
                 // Predicate indices above 3 are rejected by the validator; they write nothing.
-                (vec![PRED_BASE + v as usize].into_iter().filter(|&s| s < SLOTS).collect(), state.pred(v))
+                vec![PRED_BASE + v as usize].into_iter().filter(|&s| s < SLOTS).collect()
             } else {
                 let span = v..v + spec.kind.register_span();
-                (span.map(|r| r as usize).filter(|&r| r < PRED_BASE).collect(), state.reg(v))
+                span.map(|r| r as usize).filter(|&r| r < PRED_BASE).collect()
             };
-            let written = match guard {
-                Some(g) if !g.is_uniform() => Value::Varying,
-                Some(_) => result.join(old),
-                None => result,
-            };
-            // A pair or quad half other than the first is not affine in the lane.
+            let mut first = None;
             for (i, slot) in slots.into_iter().enumerate() {
-                let value = if i > 0 && !written.is_uniform() { Value::Varying } else { written };
-                self.write(state, slot, value);
+                // A pair or quad half other than the first is not affine in the lane.
+                let result = if i > 0 && !result.is_uniform() { Value::Varying } else { result };
+                // Under a guard, each register keeps its own old value where the guard fails.
+                let written = match guard {
+                    Some(g) if !g.is_uniform() => Value::Varying,
+                    Some(_) => result.join(state.0[slot]),
+                    None => result,
+                };
+                self.write(state, slot, written);
+                first.get_or_insert(written);
             }
+            let written = first.unwrap_or(Value::Varying);
             *value = written;
             defined = Some(written);
         }
@@ -717,6 +721,20 @@ mod tests {
         assert_eq!(result_of(&k, &u, Op::Dsqrt, 0), Value::Varying);
         assert!(result_of(&k, &u, Op::Dsqrt, 1).is_uniform());
         assert_eq!(result_of(&k, &u, Op::Dsqrt, 2), Value::Varying);
+    }
+
+    /// A guarded pair write joins each register with its own old value (the fuzzer found an
+    /// affine `r7` taken as uniform after `@p3 local_load_u64 r6, ...` joined it with `r6`).
+    #[test]
+    fn guarded_pair_write_keeps_each_old_value() {
+        let (k, u) = analyse(
+            "mov_sr r7, sr_lane_id
+             icmp_eq p3, r1, r2
+             @p3 local_load_u64 r6, r1
+             mov r8, r7",
+            UniformityOptions::default(),
+        );
+        assert_eq!(result_of(&k, &u, Op::Mov, 0), Value::Varying);
     }
 
     #[test]
