@@ -12,9 +12,9 @@
 //! whose whole body has uniform control ([`Translator::shadow_plan`]): every write to a
 //! shadowed value is then unguarded, covers all four lanes, and is computed by the scalar op
 //! on lane 0 (lane-wise ops commute with taking lane 0); the analysis guarantees the result
-//! is affine with the planned stride. At each vector's loop entry the vector values of
-//! shadowed registers the loop writes are checked against that form (a value the loop may
-//! leave untouched must already have it), and a mismatch takes the loop's bail-out.
+//! is affine with the planned stride. At each vector's loop entry every shadowed value is
+//! checked against its planned form (a value the loop may leave untouched must already have
+//! it), and a mismatch takes the loop's bail-out.
 
 use super::Translator;
 use crate::error::JitError;
@@ -192,8 +192,10 @@ impl Translator<'_, '_> {
         })
     }
 
-    /// Set up the plan's shadows for the vector in view: lane 0 of each value, after checking
-    /// that each value the loop writes already has the planned form (else: `bail`).
+    /// Set up the plan's shadows for the vector in view: lane 0 of each value (or its known
+    /// constant), after checking that every value already has the planned form (else: `bail`).
+    /// The analysis says so; the check keeps a value the loop writes exact on a path that
+    /// leaves before writing it, and guards the rest against an analysis mistake.
     pub fn enter_shadows(&mut self, plan: &ShadowPlan, bail: Block) {
         let mut all_fit: Option<Value> = None;
         let mut fits = |t: &mut Self, v: Value, expected: Value| {
@@ -203,30 +205,23 @@ impl Translator<'_, '_> {
                 None => eq,
             });
         };
-        for &PlannedReg { reg, stride, written, constant } in &plan.regs {
+        for &PlannedReg { reg, stride, constant, .. } in &plan.regs {
+            let v = self.reg(reg)[0];
             let lane0 = match constant {
                 Some(c) => self.b.ins().iconst(I32, c as i32 as i64),
-                None => {
-                    let v = self.reg(reg)[0];
-                    let lane0 = self.b.ins().extractlane(v, 0);
-                    if written {
-                        let expected = self.affine_vector(lane0, stride);
-                        fits(self, v, expected);
-                    }
-                    lane0
-                }
+                None => self.b.ins().extractlane(v, 0),
             };
+            let expected = self.affine_vector(lane0, stride);
+            fits(self, v, expected);
             let var = self.b.declare_var(I32);
             self.b.def_var(var, lane0);
             self.shadows.regs.insert(reg, (var, stride));
         }
-        for &(p, written) in &plan.preds {
+        for &(p, _) in &plan.preds {
             let v = self.pred(p)[0];
             let lane0 = self.b.ins().extractlane(v, 0);
-            if written {
-                let expected = self.b.ins().splat(I32X4, lane0);
-                fits(self, v, expected);
-            }
+            let expected = self.b.ins().splat(I32X4, lane0);
+            fits(self, v, expected);
             let var = self.b.declare_var(I32);
             self.b.def_var(var, lane0);
             self.shadows.preds.insert(p, var);
