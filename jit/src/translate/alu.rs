@@ -52,6 +52,13 @@ impl Translator<'_, '_> {
                 (0..n).map(|k| self.b.ins().$f(x[k])).collect::<Vec<_>>()
             }};
         }
+        if let Some(cc) = int_compare(inst.op) {
+            let x = self.reg(a as u32);
+            let y = self.reg(b as u32);
+            let r: Vec<Value> = (0..n).map(|k| self.b.ins().icmp(cc, x[k], y[k])).collect();
+            self.set_pred(rd as u32, &r, &mask);
+            return Ok(());
+        }
         let result = match inst.op {
             Op::Iadd => bin!(iadd),
             Op::Isub => bin!(isub),
@@ -86,30 +93,6 @@ impl Translator<'_, '_> {
                         self.b.ins().smin(m, hi[k])
                     })
                     .collect()
-            }
-            Op::IcmpEq
-            | Op::IcmpNe
-            | Op::IcmpLt
-            | Op::IcmpLe
-            | Op::IcmpGt
-            | Op::IcmpGe
-            | Op::UcmpLt
-            | Op::UcmpLe => {
-                let cc = match inst.op {
-                    Op::IcmpEq => IntCC::Equal,
-                    Op::IcmpNe => IntCC::NotEqual,
-                    Op::IcmpLt => IntCC::SignedLessThan,
-                    Op::IcmpLe => IntCC::SignedLessThanOrEqual,
-                    Op::IcmpGt => IntCC::SignedGreaterThan,
-                    Op::IcmpGe => IntCC::SignedGreaterThanOrEqual,
-                    Op::UcmpLt => IntCC::UnsignedLessThan,
-                    _ => IntCC::UnsignedLessThanOrEqual,
-                };
-                let x = self.reg(a as u32);
-                let y = self.reg(b as u32);
-                let r: Vec<Value> = (0..n).map(|k| self.b.ins().icmp(cc, x[k], y[k])).collect();
-                self.set_pred(rd as u32, &r, &mask);
-                return Ok(());
             }
             Op::FcmpEq | Op::FcmpNe | Op::FcmpLt | Op::FcmpLe | Op::FcmpGt | Op::FcmpOrd | Op::FcmpUnord => {
                 let cc = match inst.op {
@@ -235,4 +218,19 @@ impl Translator<'_, '_> {
             }
         }
     }
+}
+
+/// The condition of an integer compare op.
+pub fn int_compare(op: Op) -> Option<IntCC> {
+    Some(match op {
+        Op::IcmpEq => IntCC::Equal,
+        Op::IcmpNe => IntCC::NotEqual,
+        Op::IcmpLt => IntCC::SignedLessThan,
+        Op::IcmpLe => IntCC::SignedLessThanOrEqual,
+        Op::IcmpGt => IntCC::SignedGreaterThan,
+        Op::IcmpGe => IntCC::SignedGreaterThanOrEqual,
+        Op::UcmpLt => IntCC::UnsignedLessThan,
+        Op::UcmpLe => IntCC::UnsignedLessThanOrEqual,
+        _ => return None,
+    })
 }

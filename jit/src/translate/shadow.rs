@@ -16,6 +16,7 @@
 //! checked against its planned form (a value the loop may leave untouched must already have
 //! it), and a mismatch takes the loop's bail-out.
 
+use super::alu::int_compare;
 use super::Translator;
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -88,21 +89,7 @@ fn note(map: &mut HashMap<u32, Seen>, key: u32, seen: Seen) {
 fn has_scalar_form(op: Op) -> bool {
     use Op::*;
     matches!(op, Iadd | Isub | Imul | Imad | Imin | Imax | And | Or | Xor | Not | Ineg | Mov | MovImm)
-        || compare_cc(op).is_some()
-}
-
-fn compare_cc(op: Op) -> Option<IntCC> {
-    Some(match op {
-        Op::IcmpEq => IntCC::Equal,
-        Op::IcmpNe => IntCC::NotEqual,
-        Op::IcmpLt => IntCC::SignedLessThan,
-        Op::IcmpLe => IntCC::SignedLessThanOrEqual,
-        Op::IcmpGt => IntCC::SignedGreaterThan,
-        Op::IcmpGe => IntCC::SignedGreaterThanOrEqual,
-        Op::UcmpLt => IntCC::UnsignedLessThan,
-        Op::UcmpLe => IntCC::UnsignedLessThanOrEqual,
-        _ => return None,
-    })
+        || int_compare(op).is_some()
 }
 
 impl Translator<'_, '_> {
@@ -332,7 +319,7 @@ impl Translator<'_, '_> {
                 .copied()
                 .ok_or_else(|| JitError::Codegen(format!("internal: missing operand {i} at byte 0x{pc:x}")))
         };
-        if let Some(cc) = compare_cc(inst.op) {
+        if let Some(cc) = int_compare(inst.op) {
             let holds = self.b.ins().icmp(cc, arg(0)?, arg(1)?);
             let mask = self.b.ins().bmask(I32, holds);
             let var = self.shadows.preds[&(inst.rd as u32)];
