@@ -728,8 +728,8 @@ fn chunk_major_loops_match() {
 /// stored afterwards, so a wrong scalar, a wrong stride when the vector is rebuilt, or a
 /// vector state not written back at the loop's exit changes memory. Covered: a uniform `if`
 /// writing an affine address on both sides, a nested uniform loop, a shadowed predicate read by
-/// `select`, constants, and a register the loop writes whose value on entry is not uniform
-/// (the entry check must take the bail-out; in workgroup 0 that loop runs no trip). Full waves and a partial one (no shadows then).
+/// `select`, constants, and a register the loop writes (before any read) whose value on entry
+/// is not uniform: in workgroup 0 that loop runs no trip, and the entry vector must survive. Full waves and a partial one (no shadows then).
 #[test]
 fn shadowed_loops_match() {
     let source = r#"

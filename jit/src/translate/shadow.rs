@@ -20,20 +20,20 @@ use super::alu::int_compare;
 use super::Translator;
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I32X4};
+use cranelift_codegen::ir::types::{I32, I32X4, I8};
 use cranelift_codegen::ir::{Block, InstBuilder, Value};
 use cranelift_frontend::Variable;
 use std::collections::HashMap;
 use wave_isa::analysis::Value as Shape;
 use wave_isa::opcodes::{Kind, Role};
-use wave_isa::{FuncId, Instruction, Op, Stmt, StmtKind};
+use wave_isa::{FuncId, Instruction, Op, StateRef, Stmt, StmtKind};
 
 /// Which registers (with their lane stride) and predicates a loop keeps as scalars, and
 /// which of them the loop writes.
 #[derive(Clone, Debug, Default)]
 pub struct ShadowPlan {
     regs: Vec<PlannedReg>,
-    preds: Vec<(u32, bool)>,
+    preds: Vec<PlannedPred>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -41,8 +41,17 @@ struct PlannedReg {
     reg: u32,
     stride: u32,
     written: bool,
+    /// Some read may see the value the loop was entered with.
+    exposed: bool,
     /// A register the loop only reads, known to hold this constant.
     constant: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct PlannedPred {
+    pred: u32,
+    written: bool,
+    exposed: bool,
 }
 
 /// The shadows in force while a chunk-major loop is translated.
@@ -50,6 +59,10 @@ struct PlannedReg {
 pub struct Shadows {
     regs: HashMap<u32, (Variable, u32)>,
     preds: HashMap<u32, Variable>,
+    /// Values whose entry vector is not checked (no read sees it): whether the loop has
+    /// written them yet (an i8) and the vector to keep if it has not.
+    reg_entries: HashMap<u32, (Variable, Value)>,
+    pred_entries: HashMap<u32, (Variable, Value)>,
     /// Lane 0 of vectors rebuilt from a shadow: memory ops and branches read it from here.
     lane0: HashMap<Value, Value>,
 }
@@ -139,16 +152,20 @@ impl Translator<'_, '_> {
             return None;
         }
         let mut plan = ShadowPlan::default();
+        let exposed = upward_exposed(body);
         for (&reg, &seen) in &regs {
             if let (Seen::Fits { stride, constant }, true) = (seen, self.has_register(reg)) {
                 let written = written_regs.contains(&reg);
                 let constant = constant.filter(|_| !written);
-                plan.regs.push(PlannedReg { reg, stride, written, constant });
+                let exposed = !written || exposed.regs.get(reg as usize).copied().unwrap_or(true);
+                plan.regs.push(PlannedReg { reg, stride, written, exposed, constant });
             }
         }
-        for (&p, &seen) in &preds {
-            if matches!(seen, Seen::Fits { .. }) && (p as usize) < 4 {
-                plan.preds.push((p, written_preds.contains(&p)));
+        for (&pred, &seen) in &preds {
+            if matches!(seen, Seen::Fits { .. }) && (pred as usize) < 4 {
+                let written = written_preds.contains(&pred);
+                let exposed = !written || exposed.preds.get(pred as usize).copied().unwrap_or(true);
+                plan.preds.push(PlannedPred { pred, written, exposed });
             }
         }
         plan.regs.sort_unstable();
@@ -180,9 +197,10 @@ impl Translator<'_, '_> {
     }
 
     /// Set up the plan's shadows for the vector in view: lane 0 of each value (or its known
-    /// constant), after checking that every value already has the planned form (else: `bail`).
-    /// The analysis says so; the check keeps a value the loop writes exact on a path that
-    /// leaves before writing it, and guards the rest against an analysis mistake.
+    /// constant). A value some read may see as it was at loop entry is first checked to have
+    /// the planned form (else: `bail`): the analysis says so, and the check guards against an
+    /// analysis mistake. A value the loop writes before any read is not checked; its entry
+    /// vector is kept for an exit taken before the loop wrote it.
     pub fn enter_shadows(&mut self, plan: &ShadowPlan, bail: Block) {
         let mut all_fit: Option<Value> = None;
         let mut fits = |t: &mut Self, v: Value, expected: Value| {
@@ -192,26 +210,36 @@ impl Translator<'_, '_> {
                 None => eq,
             });
         };
-        for &PlannedReg { reg, stride, constant, .. } in &plan.regs {
+        for &PlannedReg { reg, stride, exposed, constant, .. } in &plan.regs {
             let v = self.reg(reg)[0];
             let lane0 = match constant {
                 Some(c) => self.b.ins().iconst(I32, c as i32 as i64),
                 None => self.b.ins().extractlane(v, 0),
             };
-            let expected = self.affine_vector(lane0, stride);
-            fits(self, v, expected);
+            if exposed {
+                let expected = self.affine_vector(lane0, stride);
+                fits(self, v, expected);
+            } else {
+                let flag = self.not_written_yet();
+                self.shadows.reg_entries.insert(reg, (flag, v));
+            }
             let var = self.b.declare_var(I32);
             self.b.def_var(var, lane0);
             self.shadows.regs.insert(reg, (var, stride));
         }
-        for &(p, _) in &plan.preds {
-            let v = self.pred(p)[0];
+        for &PlannedPred { pred, exposed, .. } in &plan.preds {
+            let v = self.pred(pred)[0];
             let lane0 = self.b.ins().extractlane(v, 0);
-            let expected = self.b.ins().splat(I32X4, lane0);
-            fits(self, v, expected);
+            if exposed {
+                let expected = self.b.ins().splat(I32X4, lane0);
+                fits(self, v, expected);
+            } else {
+                let flag = self.not_written_yet();
+                self.shadows.pred_entries.insert(pred, (flag, v));
+            }
             let var = self.b.declare_var(I32);
             self.b.def_var(var, lane0);
-            self.shadows.preds.insert(p, var);
+            self.shadows.preds.insert(pred, var);
         }
         if let Some(all) = all_fit {
             let all = self.b.ins().vall_true(all);
@@ -221,22 +249,44 @@ impl Translator<'_, '_> {
         }
     }
 
+    /// A fresh "written yet" flag, false.
+    fn not_written_yet(&mut self) -> Variable {
+        let flag = self.b.declare_var(I8);
+        let no = self.b.ins().iconst(I8, 0);
+        self.b.def_var(flag, no);
+        flag
+    }
+
     /// Write the shadows the loop changed back into the vector state; drop all shadows.
     pub fn leave_shadows(&mut self, plan: &ShadowPlan) {
         for &PlannedReg { reg, written, .. } in &plan.regs {
             if written {
-                let v = self.reg(reg);
+                let v = self.reg(reg)[0];
+                let v = match self.shadows.reg_entries.get(&reg) {
+                    Some(&(flag, entry)) => {
+                        let flag = self.b.use_var(flag);
+                        self.b.ins().select(flag, v, entry)
+                    }
+                    None => v,
+                };
                 let vars = self.reg_vars(reg);
                 self.shadows.regs.remove(&reg);
-                self.set(&vars, &v);
+                self.set(&vars, &[v]);
             }
         }
-        for &(p, written) in &plan.preds {
+        for &PlannedPred { pred, written, .. } in &plan.preds {
             if written {
-                let v = self.pred(p);
-                let vars = self.pred_vars(p);
-                self.shadows.preds.remove(&p);
-                self.set(&vars, &v);
+                let v = self.pred(pred)[0];
+                let v = match self.shadows.pred_entries.get(&pred) {
+                    Some(&(flag, entry)) => {
+                        let flag = self.b.use_var(flag);
+                        self.b.ins().select(flag, v, entry)
+                    }
+                    None => v,
+                };
+                let vars = self.pred_vars(pred);
+                self.shadows.preds.remove(&pred);
+                self.set(&vars, &[v]);
             }
         }
         self.shadows = Shadows::default();
@@ -324,6 +374,10 @@ impl Translator<'_, '_> {
             let mask = self.b.ins().bmask(I32, holds);
             let var = self.shadows.preds[&(inst.rd as u32)];
             self.b.def_var(var, mask);
+            if let Some(&(flag, _)) = self.shadows.pred_entries.get(&(inst.rd as u32)) {
+                let yes = self.b.ins().iconst(I8, 1);
+                self.b.def_var(flag, yes);
+            }
             return Ok(());
         }
         let ins = self.b.ins();
@@ -353,6 +407,98 @@ impl Translator<'_, '_> {
         };
         let (var, _) = self.shadows.regs[&(inst.rd as u32)];
         self.b.def_var(var, value);
+        if let Some(&(flag, _)) = self.shadows.reg_entries.get(&(inst.rd as u32)) {
+            let yes = self.b.ins().iconst(I8, 1);
+            self.b.def_var(flag, yes);
+        }
         Ok(())
+    }
+}
+
+/// Registers and predicates some read in the body may see with their value from before the
+/// loop: read on a path from the body's start that has not written them (an unguarded write
+/// counts; inside an `if` only when both sides write; a nested loop's writes do not count
+/// after it, and a value one of its reads sees from its own previous trip was written then).
+#[derive(Default)]
+struct Exposed {
+    regs: Vec<bool>,
+    preds: Vec<bool>,
+}
+
+#[derive(Clone)]
+struct Defined {
+    regs: Vec<bool>,
+    preds: Vec<bool>,
+}
+
+fn upward_exposed(body: &[Stmt]) -> Exposed {
+    let mut exposed = Exposed { regs: vec![false; 256], preds: vec![false; 4] };
+    let mut defined = Defined { regs: vec![false; 256], preds: vec![false; 4] };
+    walk_exposed(body, &mut defined, &mut exposed);
+    exposed
+}
+
+fn walk_exposed(stmts: &[Stmt], defined: &mut Defined, exposed: &mut Exposed) {
+    let read_pred = |p: u32, defined: &Defined, exposed: &mut Exposed| {
+        if let (Some(e), false) =
+            (exposed.preds.get_mut(p as usize), defined.preds.get(p as usize) == Some(&true))
+        {
+            *e = true;
+        }
+    };
+    for s in stmts {
+        if let Some(g) = s.guard {
+            read_pred(g.index as u32, defined, exposed);
+        }
+        match &s.kind {
+            StmtKind::Op(inst) => {
+                for state in inst.named_state(Some(Role::Use)) {
+                    match state {
+                        StateRef::Reg(r) => {
+                            if let (Some(e), false) = (
+                                exposed.regs.get_mut(r as usize),
+                                defined.regs.get(r as usize) == Some(&true),
+                            ) {
+                                *e = true;
+                            }
+                        }
+                        StateRef::Pred(p) => read_pred(p as u32, defined, exposed),
+                    }
+                }
+                if s.guard.is_none() {
+                    for state in inst.named_state(Some(Role::Def)) {
+                        let slot = match state {
+                            StateRef::Reg(r) => defined.regs.get_mut(r as usize),
+                            StateRef::Pred(p) => defined.preds.get_mut(p as usize),
+                        };
+                        if let Some(d) = slot {
+                            *d = true;
+                        }
+                    }
+                }
+            }
+            StmtKind::If { pred, then_body, else_body, .. } => {
+                read_pred(pred.index as u32, defined, exposed);
+                let mut then_defined = defined.clone();
+                walk_exposed(then_body, &mut then_defined, exposed);
+                let mut else_defined = defined.clone();
+                walk_exposed(else_body, &mut else_defined, exposed);
+                for (d, (a, b)) in
+                    defined.regs.iter_mut().zip(then_defined.regs.iter().zip(&else_defined.regs))
+                {
+                    *d = *a && *b;
+                }
+                for (d, (a, b)) in
+                    defined.preds.iter_mut().zip(then_defined.preds.iter().zip(&else_defined.preds))
+                {
+                    *d = *a && *b;
+                }
+            }
+            StmtKind::Loop { body, .. } => walk_exposed(body, &mut defined.clone(), exposed),
+            StmtKind::Break { pred } | StmtKind::Continue { pred } => {
+                read_pred(pred.index as u32, defined, exposed)
+            }
+            _ => {}
+        }
     }
 }
