@@ -321,7 +321,7 @@ impl Translator<'_, '_> {
         });
         // Entered by every lane, and left only by real branches: every lane is still active
         // at the latch, so the "any lane left" test would always pass.
-        let entered_full = self.full && !leaves_early(body);
+        let entered_full = self.exec_is_full(offset) && !leaves_early(body);
         let outer_maybe_empty = self.maybe_empty;
         // From the second iteration on, lanes that left at different times are missing
         // everywhere in the body, which the per-statement `divergent` facts do not say.

@@ -12,9 +12,10 @@
 //! whose whole body has uniform control ([`Translator::shadow_plan`]): every write to a
 //! shadowed value is then unguarded, covers all four lanes, and is computed by the scalar op
 //! on lane 0 (lane-wise ops commute with taking lane 0); the analysis guarantees the result
-//! is affine with the planned stride. At each vector's loop entry every shadowed value is
-//! checked against its planned form (a value the loop may leave untouched must already have
-//! it), and a mismatch takes the loop's bail-out.
+//! is affine with the planned stride. At each vector's loop entry a shadowed value that some
+//! read may see from before the loop is checked against its planned form (a mismatch takes the
+//! loop's bail-out); a value the loop writes before any read is not, and its entry vector is
+//! kept for an exit taken before the loop wrote it.
 
 use super::alu::int_compare;
 use super::Translator;
