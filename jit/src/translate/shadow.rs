@@ -263,13 +263,8 @@ impl Translator<'_, '_> {
         for &PlannedReg { reg, written, .. } in &plan.regs {
             if written {
                 let v = self.reg(reg)[0];
-                let v = match self.shadows.reg_entries.get(&reg) {
-                    Some(&(flag, entry)) => {
-                        let flag = self.b.use_var(flag);
-                        self.b.ins().select(flag, v, entry)
-                    }
-                    None => v,
-                };
+                let entry = self.shadows.reg_entries.get(&reg).copied();
+                let v = self.unless_unwritten(v, entry);
                 let vars = self.reg_vars(reg);
                 self.shadows.regs.remove(&reg);
                 self.set(&vars, &[v]);
@@ -278,19 +273,33 @@ impl Translator<'_, '_> {
         for &PlannedPred { pred, written, .. } in &plan.preds {
             if written {
                 let v = self.pred(pred)[0];
-                let v = match self.shadows.pred_entries.get(&pred) {
-                    Some(&(flag, entry)) => {
-                        let flag = self.b.use_var(flag);
-                        self.b.ins().select(flag, v, entry)
-                    }
-                    None => v,
-                };
+                let entry = self.shadows.pred_entries.get(&pred).copied();
+                let v = self.unless_unwritten(v, entry);
                 let vars = self.pred_vars(pred);
                 self.shadows.preds.remove(&pred);
                 self.set(&vars, &[v]);
             }
         }
         self.shadows = Shadows::default();
+    }
+
+    /// `v`, or the entry vector where the loop has not written the value (unchecked values).
+    fn unless_unwritten(&mut self, v: Value, entry: Option<(Variable, Value)>) -> Value {
+        match entry {
+            Some((flag, entry)) => {
+                let flag = self.b.use_var(flag);
+                self.b.ins().select(flag, v, entry)
+            }
+            None => v,
+        }
+    }
+
+    /// Note that an unchecked value has been written.
+    fn mark_written(&mut self, entry: Option<(Variable, Value)>) {
+        if let Some((flag, _)) = entry {
+            let yes = self.b.ins().iconst(I8, 1);
+            self.b.def_var(flag, yes);
+        }
     }
 
     /// `splat(lane0) + stride × [0, 1, 2, 3]`, remembered as having lane 0 `lane0`.
@@ -375,10 +384,8 @@ impl Translator<'_, '_> {
             let mask = self.b.ins().bmask(I32, holds);
             let var = self.shadows.preds[&(inst.rd as u32)];
             self.b.def_var(var, mask);
-            if let Some(&(flag, _)) = self.shadows.pred_entries.get(&(inst.rd as u32)) {
-                let yes = self.b.ins().iconst(I8, 1);
-                self.b.def_var(flag, yes);
-            }
+            let entry = self.shadows.pred_entries.get(&(inst.rd as u32)).copied();
+            self.mark_written(entry);
             return Ok(());
         }
         let ins = self.b.ins();
@@ -408,10 +415,8 @@ impl Translator<'_, '_> {
         };
         let (var, _) = self.shadows.regs[&(inst.rd as u32)];
         self.b.def_var(var, value);
-        if let Some(&(flag, _)) = self.shadows.reg_entries.get(&(inst.rd as u32)) {
-            let yes = self.b.ins().iconst(I8, 1);
-            self.b.def_var(flag, yes);
-        }
+        let entry = self.shadows.reg_entries.get(&(inst.rd as u32)).copied();
+        self.mark_written(entry);
         Ok(())
     }
 }
