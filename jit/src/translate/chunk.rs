@@ -157,12 +157,12 @@ impl Translator<'_, '_> {
 }
 
 /// Registers and predicates a body writes.
-struct Written {
-    regs: Vec<bool>,
-    preds: Vec<bool>,
+pub(super) struct Written {
+    pub(super) regs: Vec<bool>,
+    pub(super) preds: Vec<bool>,
 }
 
-fn written_state(body: &[Stmt]) -> Written {
+pub(super) fn written_state(body: &[Stmt]) -> Written {
     let mut w = Written { regs: vec![false; 256], preds: vec![false; 8] };
     wave_isa::ir::walk_block(body, 0, &mut |s, _| {
         let StmtKind::Op(inst) = &s.kind else { return };

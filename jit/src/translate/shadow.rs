@@ -115,8 +115,6 @@ impl Translator<'_, '_> {
         }
         let mut regs: HashMap<u32, Seen> = HashMap::new();
         let mut preds: HashMap<u32, Seen> = HashMap::new();
-        let mut written_regs = Vec::new();
-        let mut written_preds = Vec::new();
         let mut complete = true;
         wave_isa::ir::walk_block(body, 0, &mut |s, _| {
             let StmtKind::Op(inst) = &s.kind else { return };
@@ -132,12 +130,10 @@ impl Translator<'_, '_> {
                     (Role::Use, Kind::Reg) => note(&mut regs, index, Seen::of(Some(*value))),
                     (Role::Use, Kind::Pred) => note(&mut preds, index, uniform(Some(*value))),
                     (Role::Def, Kind::Reg) => {
-                        written_regs.push(index);
-                        note(&mut regs, index, Seen::of(info.result.filter(|_| scalar_write)));
+                        note(&mut regs, index, Seen::of(info.result.filter(|_| scalar_write)))
                     }
                     (Role::Def, Kind::Pred) => {
-                        written_preds.push(index);
-                        note(&mut preds, index, uniform(info.result.filter(|_| scalar_write)));
+                        note(&mut preds, index, uniform(info.result.filter(|_| scalar_write)))
                     }
                     (_, Kind::Pair | Kind::Quad) => {
                         let span = spec.kind.register_span();
@@ -154,9 +150,10 @@ impl Translator<'_, '_> {
         }
         let mut plan = ShadowPlan::default();
         let exposed = upward_exposed(body);
+        let written_state = super::chunk::written_state(body);
         for (&reg, &seen) in &regs {
             if let (Seen::Fits { stride, constant }, true) = (seen, self.has_register(reg)) {
-                let written = written_regs.contains(&reg);
+                let written = written_state.regs.get(reg as usize).copied().unwrap_or(false);
                 let constant = constant.filter(|_| !written);
                 let exposed = !written || exposed.regs.get(reg as usize).copied().unwrap_or(true);
                 plan.regs.push(PlannedReg { reg, stride, written, exposed, constant });
@@ -164,7 +161,7 @@ impl Translator<'_, '_> {
         }
         for (&pred, &seen) in &preds {
             if matches!(seen, Seen::Fits { .. }) && (pred as usize) < 4 {
-                let written = written_preds.contains(&pred);
+                let written = written_state.preds.get(pred as usize).copied().unwrap_or(false);
                 let exposed = !written || exposed.preds.get(pred as usize).copied().unwrap_or(true);
                 plan.preds.push(PlannedPred { pred, written, exposed });
             }
