@@ -132,20 +132,27 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<Compiled, JitError>
     let id = module
         .declare_function("wave", Linkage::Local, &ctx.func.signature)
         .map_err(|e| JitError::Codegen(e.to_string()))?;
-    // Developer aid: WAVE_JIT_DUMP=DIR writes the CLIF and the machine code of each compile.
+    // Developer aid: WAVE_JIT_DUMP=DIR writes the CLIF (`@pc` marks each statement's code), the
+    // machine code and Cranelift's pass timings of each compile.
     let dump = std::env::var_os("WAVE_JIT_DUMP").map(std::path::PathBuf::from);
     let clif = dump.as_ref().map(|_| ctx.func.display().to_string());
     ctx.set_disasm(dump.is_some());
+    if dump.is_some() {
+        // Start the pass timings of this compile from zero.
+        let _ = cranelift_codegen::timing::take_current();
+    }
     module.define_function(id, &mut ctx).map_err(|e| JitError::Codegen(format!("{e:?}")))?;
     if let (Some(dir), Some(clif)) = (dump, clif) {
         let stem = dir.join(format!("{}_w{}", kernel.meta.name, flags.width));
         let asm = ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
         let bytes = ctx.compiled_code().map(|c| c.code_buffer().to_vec()).unwrap_or_default();
+        let timing = cranelift_codegen::timing::take_current().to_string();
         // Best effort: a failed dump must not fail the compile.
         let _ = std::fs::create_dir_all(&dir)
             .and_then(|_| std::fs::write(stem.with_extension("clif"), clif))
             .and_then(|_| std::fs::write(stem.with_extension("s"), asm))
-            .and_then(|_| std::fs::write(stem.with_extension("bin"), bytes));
+            .and_then(|_| std::fs::write(stem.with_extension("bin"), bytes))
+            .and_then(|_| std::fs::write(stem.with_extension("timing"), timing));
     }
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| JitError::Codegen(e.to_string()))?;

@@ -13,7 +13,7 @@ use crate::error::JitError;
 use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
-use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, SourceLoc};
 use cranelift_frontend::Variable;
 use wave_isa::analysis::Uniformity;
 use wave_isa::ir::{walk_block, MAX_CALL_DEPTH};
@@ -69,6 +69,8 @@ impl Translator<'_, '_> {
             self.func = func;
             // Consecutive NaN-order-sensitive float ops share one NaN test (see `float_run`).
             let run = rest.iter().take_while(|s| is_nan_order_sensitive(s)).count();
+            // Source locations tie the CLIF of a dump (WAVE_JIT_DUMP) to statement offsets.
+            self.b.set_srcloc(SourceLoc::new(first.offset));
             if run > 0 {
                 self.float_run(&rest[..run])?;
                 rest = &rest[run..];
@@ -82,6 +84,7 @@ impl Translator<'_, '_> {
 
     fn stmt(&mut self, s: &Stmt, func: FuncId) -> Result<(), JitError> {
         self.func = func;
+        self.b.set_srcloc(SourceLoc::new(s.offset));
         self.full = s.guard.is_none() && self.exec_is_full(s.offset);
         match &s.kind {
             StmtKind::Op(inst) => self.op(inst, s.offset),
@@ -339,8 +342,12 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(latch);
         let exec_vars = self.exec.clone();
         let exec = self.get(&exec_vars);
-        let c = self.get(&cont);
-        let next = self.or(&exec, &c);
+        let next = if has_own_continue(body) {
+            let c = self.get(&cont);
+            self.or(&exec, &c)
+        } else {
+            exec
+        };
         self.set(&exec_vars, &next);
         if self.flags.fuel {
             match (self.chunk_trips, self.bailout) {
@@ -463,6 +470,18 @@ fn leaves_early(body: &[Stmt]) -> bool {
         found |= matches!(s.kind, StmtKind::Halt { .. } | StmtKind::Return | StmtKind::Call { .. })
     });
     found
+}
+
+/// Whether a `continue` of this loop (not of a nested one) is in the body: without one,
+/// the latch has no lanes to bring back.
+fn has_own_continue(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Continue { .. } => true,
+        StmtKind::If { then_body, else_body, .. } => {
+            has_own_continue(then_body) || has_own_continue(else_body)
+        }
+        _ => false,
+    })
 }
 
 /// Instructions one iteration of a loop with this body costs: its statements and the
