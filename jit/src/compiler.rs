@@ -157,6 +157,11 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<Compiled, JitError>
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| JitError::Codegen(e.to_string()))?;
     let ptr = module.get_finalized_function(id);
+    if let Some(dir) = std::env::var_os("WAVE_JIT_DUMP") {
+        // Where the code was loaded, to place `perf` samples in the `.bin` (best effort).
+        let stem = std::path::Path::new(&dir).join(format!("{}_w{}", kernel.meta.name, flags.width));
+        let _ = std::fs::write(stem.with_extension("addr"), format!("{:x}\n", ptr as usize));
+    }
     // SAFETY: the function was declared with exactly this signature (one i64 pointer in,
     // an i32 status out) in the ISA's default calling convention, which is "C" here.
     let entry: WaveFn = unsafe { std::mem::transmute::<*const u8, WaveFn>(ptr) };

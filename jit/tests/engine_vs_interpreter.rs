@@ -593,7 +593,8 @@ fn assembled(source: &str) -> wave_isa::Kernel {
 /// Loops of loads and arithmetic only run one 4-lane vector at a time (chunk-major) with a
 /// bail-out to the wave-major copy on a possible fault or a NaN operand. Each case fails if
 /// the bail-out or the per-vector lane numbering is wrong: NaN operands in some lanes and
-/// iterations; divergent trip counts and lane ids inside the loop; and an out-of-bounds
+/// iterations (into accumulators tested only at the loop's end, `r5`, `r6` and `r24`, which
+/// another op reads; and into `r29`, whose NaN of two NaN operands is tested every trip); divergent trip counts and lane ids inside the loop; and an out-of-bounds
 /// fault whose interpreter order (iteration first, then pc, then lane) differs from
 /// vector-by-vector order: lanes 4.. fault at the second load of iteration 1, lanes 0..3 at
 /// the first load of iteration 2.
@@ -622,6 +623,13 @@ fn chunk_major_loops_match() {
         fadd r6, r6, r10
         fmul r13, r12, r12
         fadd r6, r6, r13
+        fma r24, r10, r12, r24   ; an accumulator another op reads
+        fmul r25, r24, r10
+        iadd r27, r11, r3
+        device_load_u32 r26, r27
+        iadd r27, r27, r3
+        device_load_u32 r28, r27
+        fmul r29, r26, r28       ; not an accumulator: tested every trip
         mov_sr r2, sr_lane_id
         mov_sr r22, sr_thread_id_x
         iadd r14, r2, r9
@@ -633,13 +641,19 @@ fn chunk_major_loops_match() {
         isub r9, r9, r3
         iadd r9, r9, r16
     endloop
-    mov_imm r17, 0x4000
+    mov_imm r17, 0x2000
     iadd r18, r17, r4
     device_store_u32 r18, r5
     iadd r18, r18, r17
     device_store_u32 r18, r6
     iadd r18, r18, r17
     device_store_u32 r18, r15
+    iadd r18, r18, r17
+    device_store_u32 r18, r24
+    iadd r18, r18, r17
+    device_store_u32 r18, r25
+    iadd r18, r18, r17
+    device_store_u32 r18, r29
     halt
 .end
 "#;

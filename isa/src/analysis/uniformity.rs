@@ -90,6 +90,11 @@ pub struct UniformityOptions {
     /// The workgroup's x size is a multiple of the wave width, so in every wave
     /// `sr_thread_id_x = base + lane` and `sr_thread_id_y/z` are uniform.
     pub rows_fill_waves: bool,
+    /// log2 of the lanes in the analysed "wave" (the real wave, or one vector of a JIT's
+    /// lane vectors), when known. Its lane 0 is then a multiple of that many lanes, which lets
+    /// the analysis follow `shr`/`and` of affine values (`t / 64`, `t % 64` of a thread index)
+    /// where no lane crosses a power-of-two boundary. 0: unknown.
+    pub lanes_log2: u8,
 }
 
 /// What the analysis says about one statement (joined over every context it runs in).
@@ -174,8 +179,10 @@ pub fn uniformity_with(kernel: &Kernel, options: UniformityOptions) -> Uniformit
 const SLOTS: usize = 260;
 const PRED_BASE: usize = 256;
 
+/// Per slot: its value, and its alignment: log2 of a power of two known to divide the value
+/// (uniform) or its lane-0 base (affine), up to 32 (0 = nothing known).
 #[derive(Clone, PartialEq, Eq)]
-struct State(Vec<Value>);
+struct State(Vec<Value>, Vec<u8>);
 
 impl State {
     fn entry() -> State {
@@ -183,12 +190,18 @@ impl State {
         for p in &mut v[PRED_BASE..] {
             *p = Value::Uniform(Some(0));
         }
-        State(v)
+        State(v, vec![0; SLOTS])
     }
     fn join_from(&mut self, other: &State) {
         for (a, b) in self.0.iter_mut().zip(&other.0) {
             *a = a.join(*b);
         }
+        for (a, b) in self.1.iter_mut().zip(&other.1) {
+            *a = (*a).min(*b);
+        }
+    }
+    fn align(&self, slot: u32) -> u8 {
+        self.1.get(slot as usize).copied().unwrap_or(0)
     }
     fn reg(&self, r: u32) -> Value {
         self.0.get(r as usize).copied().unwrap_or(Value::Varying)
@@ -220,6 +233,7 @@ impl Written {
         for (slot, v) in state.0.iter_mut().enumerate() {
             if self.0[slot / 64] & (1 << (slot % 64)) != 0 {
                 *v = Value::Varying;
+                state.1[slot] = 0;
             }
         }
     }
@@ -294,9 +308,10 @@ impl Walker<'_> {
         }
     }
 
-    fn write(&mut self, state: &mut State, slot: usize, value: Value) {
+    fn write(&mut self, state: &mut State, slot: usize, value: Value, align: u8) {
         if let Some(v) = state.0.get_mut(slot) {
             *v = value;
+            state.1[slot] = if value == Value::Varying { 0 } else { align };
         }
         if let Some(w) = self.written.last_mut() {
             w.insert(slot);
@@ -475,6 +490,17 @@ impl Walker<'_> {
         }
     }
 
+    /// The alignment (see [`State`]) of a special register's value.
+    fn special_align(&self, index: u32) -> u8 {
+        let lanes = self.options.lanes_log2;
+        match u8::try_from(index).ok().and_then(SpecialReg::from_index) {
+            Some(SpecialReg::LaneId) => lanes,
+            Some(SpecialReg::ThreadIdX) if self.options.rows_fill_waves => lanes,
+            None => 32,
+            Some(_) => 0,
+        }
+    }
+
     fn special(&self, index: u32) -> Value {
         let rows = self.options.rows_fill_waves;
         match u8::try_from(index).ok().and_then(SpecialReg::from_index) {
@@ -528,6 +554,30 @@ impl Walker<'_> {
             .filter(|((spec, _), _)| spec.role == Role::Use && spec.kind != Kind::Fragment)
             .map(|(_, v)| *v)
             .collect();
+        let aligns: Vec<u8> = inst
+            .operands()
+            .filter(|(spec, _)| spec.role == Role::Use && spec.kind != Kind::Fragment)
+            .map(|(spec, _)| {
+                let v = inst.slot_value(spec.slot);
+                match spec.kind {
+                    Kind::Reg => state.align(v),
+                    Kind::Special => self.special_align(v),
+                    Kind::Imm => v.trailing_zeros() as u8,
+                    _ => 0,
+                }
+            })
+            .collect();
+        let align_of = |i: usize| aligns.get(i).copied().unwrap_or(0);
+        // The lanes of an affine value (base aligned to 2^align, stride > 0) all agree above
+        // bit `bits` when the largest lane offset stays below the base's alignment and 2^bits.
+        let lanes_log2 = self.options.lanes_log2;
+        let no_carry_past = |v: Value, align: u8, bits: u32| match v {
+            Value::Affine { stride } if lanes_log2 > 0 => {
+                let span = u64::from(stride) * ((1u64 << lanes_log2) - 1);
+                span < 1u64 << u32::from(align).min(bits).min(32)
+            }
+            _ => false,
+        };
         let all_uniform = uses.iter().all(|v| v.is_uniform());
         let generic = if all_uniform { Value::Uniform(None) } else { Value::Varying };
         let arg = |i: usize| uses.get(i).copied().unwrap_or(Value::Varying);
@@ -565,6 +615,21 @@ impl Walker<'_> {
                 Some(c) => mul(arg(0), Value::Uniform(Some(1u32 << (c & 31)))),
                 None => generic,
             },
+            // `x >> s` with every lane of x between the same multiples of 2^s: uniform.
+            Op::Shr => match arg(1).constant() {
+                Some(c) if no_carry_past(arg(0), align_of(0), c & 31) => Value::Uniform(None),
+                _ => generic,
+            },
+            // `x & (2^s - 1)` with no lane carrying into bit s: the same affine form.
+            Op::And => match arg(1).constant() {
+                Some(m)
+                    if m.wrapping_add(1).is_power_of_two()
+                        && no_carry_past(arg(0), align_of(0), m.count_ones()) =>
+                {
+                    arg(0)
+                }
+                _ => generic,
+            },
             Op::Select => {
                 let (p, a, b) = (arg(0), arg(1), arg(2));
                 if p.is_uniform() && a.stride().is_some() && a.stride() == b.stride() {
@@ -584,6 +649,23 @@ impl Walker<'_> {
                 Class::LocalAtomic | Class::DeviceAtomic | Class::Wave => Value::Varying,
                 _ => generic,
             },
+        };
+        let result_align = match inst.op {
+            Op::Mov | Op::MovSr => align_of(0),
+            Op::MovImm => inst.imm.trailing_zeros() as u8,
+            Op::Iadd | Op::Isub => align_of(0).min(align_of(1)),
+            Op::Imul => align_of(0).saturating_add(align_of(1)).min(32),
+            Op::Imad => align_of(0).saturating_add(align_of(1)).min(32).min(align_of(2)),
+            Op::Shl => match arg(1).constant() {
+                Some(c) => align_of(0).saturating_add((c & 31) as u8).min(32),
+                None => 0,
+            },
+            Op::Shr => match arg(1).constant() {
+                Some(c) => align_of(0).saturating_sub((c & 31) as u8),
+                None => 0,
+            },
+            Op::And => align_of(0).max(align_of(1)),
+            _ => 0,
         };
         let guard = inst.guard.map(|g| state.pred(g.index as u32));
         let mut defined = None;
@@ -612,7 +694,8 @@ impl Walker<'_> {
                     Some(_) => result.join(state.0[slot]),
                     None => result,
                 };
-                self.write(state, slot, written);
+                let align = if guard.is_some() { result_align.min(state.1[slot]) } else { result_align };
+                self.write(state, slot, written, align);
                 first.get_or_insert(written);
             }
             let written = first.unwrap_or(Value::Varying);
@@ -699,7 +782,7 @@ mod tests {
 
         let (k, u) = analyse(
             "mov_sr r1, sr_thread_id_x\nmov_sr r2, sr_thread_id_y",
-            UniformityOptions { rows_fill_waves: true },
+            UniformityOptions { rows_fill_waves: true, ..Default::default() },
         );
         assert_eq!(result_of(&k, &u, Op::MovSr, 0), Value::Affine { stride: 1 });
         assert_eq!(result_of(&k, &u, Op::MovSr, 1), Value::Uniform(None));
@@ -886,5 +969,77 @@ mod tests {
         if u.conservative {
             assert!(u.get(0, 0).is_none());
         }
+    }
+
+    /// With the lanes of the analysed "wave" known (4 here), a thread index whose lane 0 is a
+    /// multiple of 4 stays affine under `% 64` and becomes uniform under `/ 64` (the tiled GEMM
+    /// kernel's B-tile addresses); where a lane can cross the boundary, or the alignment is
+    /// unknown, both stay varying.
+    #[test]
+    fn shifts_and_masks_of_aligned_indices() {
+        let body = "mov_sr r1, sr_thread_id_x
+             mov_sr r2, sr_thread_id_y
+             mov_imm r3, 16
+             imad r4, r2, r3, r1      ; t = ty*16 + tx: lane 0 a multiple of 4
+             mov_imm r5, 6
+             shr r6, r4, r5           ; t / 64
+             mov_imm r7, 63
+             and r8, r4, r7           ; t % 64
+             mov_imm r9, 1
+             iadd r10, r4, r9         ; t + 1: lane 0 no longer aligned
+             shr r11, r10, r5
+             and r12, r10, r7
+             mov_imm r13, 32
+             imul r14, r1, r13        ; tx * 32: lanes 0, 32, 64, 96 past lane 0
+             shr r15, r14, r5         ; crosses a multiple of 64
+             mov_imm r16, 7
+             shr r17, r14, r16        ; stays below the next multiple of 128
+             mov_imm r18, 1
+             and r19, r4, r18         ; t % 2: lanes carry into bit 1";
+        let aligned = UniformityOptions { rows_fill_waves: true, lanes_log2: 2 };
+        let (k, u) = analyse(body, aligned);
+        assert_eq!(result_of(&k, &u, Op::Shr, 0), Value::Uniform(None));
+        assert_eq!(result_of(&k, &u, Op::And, 0), Value::Affine { stride: 1 });
+        assert_eq!(result_of(&k, &u, Op::Shr, 1), Value::Varying);
+        assert_eq!(result_of(&k, &u, Op::And, 1), Value::Varying);
+        assert_eq!(result_of(&k, &u, Op::Shr, 2), Value::Varying);
+        assert_eq!(result_of(&k, &u, Op::Shr, 3), Value::Uniform(None));
+        assert_eq!(result_of(&k, &u, Op::And, 2), Value::Varying);
+        // The same kernel with the lanes unknown: nothing is derived from alignment.
+        let (k, u) = analyse(body, UniformityOptions { rows_fill_waves: true, lanes_log2: 0 });
+        assert_eq!(result_of(&k, &u, Op::Shr, 0), Value::Varying);
+        assert_eq!(result_of(&k, &u, Op::And, 0), Value::Varying);
+    }
+
+    /// Alignment is joined like the values: a loop that adds an odd constant to an aligned
+    /// index each trip leaves it unaligned at the header, so `/ 64` inside is varying there.
+    #[test]
+    fn alignment_joins_at_loop_headers() {
+        let (k, u) = analyse(
+            "mov_sr r1, sr_lane_id
+             mov_imm r5, 6
+             mov_imm r9, 1
+             loop
+                 shr r6, r1, r5
+                 iadd r1, r1, r9
+                 icmp_eq p0, r6, r9
+                 break p0
+             endloop",
+            UniformityOptions { rows_fill_waves: false, lanes_log2: 2 },
+        );
+        assert_eq!(result_of(&k, &u, Op::Shr, 0), Value::Varying);
+        let (k, u) = analyse(
+            "mov_sr r1, sr_lane_id
+             mov_imm r5, 6
+             mov_imm r9, 4
+             loop
+                 shr r6, r1, r5
+                 iadd r1, r1, r9
+                 icmp_eq p0, r6, r9
+                 break p0
+             endloop",
+            UniformityOptions { rows_fill_waves: false, lanes_log2: 2 },
+        );
+        assert_eq!(result_of(&k, &u, Op::Shr, 0), Value::Uniform(None));
     }
 }

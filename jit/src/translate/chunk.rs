@@ -12,14 +12,18 @@
 //! would merge values in the hot path). So a possible bounds fault, a NaN operand of
 //! `fadd`/`fmul`/`fma`, or a vector needing more trips than the budget pays for jumps to a
 //! bail-out that puts every register the loop writes back to its value at loop entry and runs
-//! the loop wave-major, which behaves exactly as the interpreter. With a budget, the wave is
+//! the loop wave-major, which behaves exactly as the interpreter. Accumulators that only
+//! accumulate (`fma acc, a, b, acc`) keep a NaN to the loop's end, so their operands are not
+//! tested per trip: one test of the accumulators at each vector's loop exit takes the same
+//! bail-out ([`nan_sticky_accumulators`]). With a budget, the wave is
 //! charged after the loop for its longest vector's trips (what the wave-major loop's latch
 //! would have counted), so loops with nested loops stay wave-major then.
 
 use super::Translator;
 use crate::error::JitError;
+use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::types::I64;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Variable;
 use wave_isa::opcodes::{Class, Role};
 use wave_isa::{FuncId, Op, StateRef, Stmt, StmtKind};
@@ -55,6 +59,7 @@ impl Translator<'_, '_> {
         self.b.set_cold_block(bail);
         let done = self.b.create_block();
         let shadows = self.shadow_plan(offset, body, func);
+        self.nan_deferred = nan_sticky_accumulators(body);
         let wave = self.swap_view(None);
         self.bailout = Some(bail);
         let mut result = Ok(());
@@ -85,10 +90,12 @@ impl Translator<'_, '_> {
             if result.is_err() {
                 break;
             }
+            self.test_deferred_nans(bail);
             let t = self.b.use_var(trips);
             longest = self.b.ins().umax(longest, t);
         }
         self.chunk_trips = None;
+        self.nan_deferred.clear();
         self.bailout = None;
         self.chunk = 0;
         self.swap_view(Some(wave));
@@ -109,6 +116,28 @@ impl Translator<'_, '_> {
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Ok(())
+    }
+
+    /// At a vector's loop exit: bail out if a deferred accumulator holds a NaN (some trip
+    /// then had a NaN operand, whose result the native ops may have chosen differently).
+    fn test_deferred_nans(&mut self, bail: Block) {
+        let accumulators: Vec<Value> =
+            self.nan_deferred.clone().into_iter().map(|r| self.reg(r)[0]).collect();
+        let mut nan: Option<Value> = None;
+        for pair in accumulators.chunks(2) {
+            let (x, y) = (self.as_f32(pair[0]), self.as_f32(*pair.last().unwrap_or(&pair[0])));
+            let unordered = self.b.ins().fcmp(FloatCC::Unordered, x, y);
+            nan = Some(match nan {
+                Some(acc) => self.b.ins().bor(acc, unordered),
+                None => unordered,
+            });
+        }
+        if let Some(nan) = nan {
+            let any = self.b.ins().vany_true(nan);
+            let go = self.b.create_block();
+            self.b.ins().brif(any, bail, &[], go, &[]);
+            self.b.switch_to_block(go);
+        }
     }
 
     /// The variables of the wave state a loop body may change.
@@ -177,6 +206,32 @@ pub(super) fn written_state(body: &[Stmt]) -> Written {
         }
     });
     w
+}
+
+/// Registers the body changes only by accumulating: every write is an `fadd`, `fmul` or
+/// `fma` that reads the register it writes. A NaN operand of such an op (IEEE: NaN in, NaN
+/// out) then leaves a NaN in the register to the loop's end, so one test there replaces the
+/// per-trip operand tests of `float_run`: a NaN-free end means no trip met a NaN operand,
+/// where native and exact results agree. Other ops may read the register meanwhile: if a
+/// NaN payload they saw was not exact, the end test finds the NaN and the bail-out discards
+/// the whole loop (it has no side effects).
+pub(super) fn nan_sticky_accumulators(body: &[Stmt]) -> Vec<u32> {
+    // Per register: unwritten, or whether every write accumulates into it.
+    let mut fits: Vec<Option<bool>> = vec![None; 256];
+    wave_isa::ir::walk_block(body, 0, &mut |s, _| {
+        let StmtKind::Op(inst) = &s.kind else { return };
+        let rd = inst.rd as u32;
+        let accumulates = matches!(inst.op, Op::Fadd | Op::Fmul | Op::Fma)
+            && inst.named_state(Some(Role::Use)).any(|u| u == StateRef::Reg(rd));
+        for named in inst.named_state(Some(Role::Def)) {
+            if let StateRef::Reg(r) = named {
+                if let Some(slot) = fits.get_mut(r as usize) {
+                    *slot = Some(slot.unwrap_or(true) && accumulates && r == rd);
+                }
+            }
+        }
+    });
+    (0..256).filter(|&r| fits[r as usize] == Some(true)).collect()
 }
 
 /// Whether every statement of the body (nested ones too) keeps each lane to itself and runs

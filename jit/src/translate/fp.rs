@@ -142,7 +142,9 @@ impl Translator<'_, '_> {
                     self.as_i32(r)
                 })
                 .collect();
-            for operand in [x, y] {
+            // A sticky accumulator in a chunk-major loop is tested once at the loop's end.
+            let deferred = self.bailout.is_some() && self.nan_deferred.contains(&(inst.rd as u32));
+            for operand in [x, y].into_iter().filter(|_| !deferred) {
                 if !tested.contains(&operand) {
                     tested.push(operand);
                 }

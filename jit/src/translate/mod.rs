@@ -101,6 +101,9 @@ pub struct Translator<'a, 'f> {
     /// In a chunk-major loop with an instruction budget: the vector's trip count (I64), and
     /// the most trips the budget left at loop entry pays for (more: bail out).
     pub chunk_trips: Option<(Variable, Value)>,
+    /// In a chunk-major loop: accumulators whose NaN test waits for the loop's end (see
+    /// [`chunk::nan_sticky_accumulators`]).
+    pub nan_deferred: Vec<u32>,
     /// In a chunk-major loop: values kept as scalars (see [`shadow`]).
     pub shadows: shadow::Shadows,
 }
@@ -156,11 +159,14 @@ impl<'a, 'f> Translator<'a, 'f> {
             helper_sig,
             shapes: uniformity_with(
                 kernel,
-                UniformityOptions { rows_fill_waves: flags.workgroup[0].is_multiple_of(4) },
+                UniformityOptions { rows_fill_waves: flags.workgroup[0].is_multiple_of(4), lanes_log2: 2 },
             ),
             waves: uniformity_with(
                 kernel,
-                UniformityOptions { rows_fill_waves: flags.workgroup[0].is_multiple_of(flags.width.max(1)) },
+                UniformityOptions {
+                    rows_fill_waves: flags.workgroup[0].is_multiple_of(flags.width.max(1)),
+                    lanes_log2: flags.width.max(1).trailing_zeros() as u8,
+                },
             ),
             all_live: flags.workgroup.iter().product::<u32>() % flags.width.max(1) == 0,
             maybe_empty: false,
@@ -172,6 +178,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             chunk: 0,
             bailout: None,
             chunk_trips: None,
+            nan_deferred: Vec::new(),
             shadows: shadow::Shadows::default(),
         };
         t.init_state();

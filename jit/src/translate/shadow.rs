@@ -66,6 +66,9 @@ pub struct Shadows {
     pred_entries: HashMap<u32, (Variable, Value)>,
     /// Lane 0 of vectors rebuilt from a shadow: memory ops and branches read it from here.
     lane0: HashMap<Value, Value>,
+    /// Registers the loop only reads, known to hold a constant: read as that constant (no
+    /// loop-carried variable, and Cranelift folds it into addresses).
+    constants: HashMap<u32, u32>,
 }
 
 /// What a planned value has seen so far: a consistent stride (and maybe constant), or a use
@@ -224,6 +227,9 @@ impl Translator<'_, '_> {
             let var = self.b.declare_var(I32);
             self.b.def_var(var, lane0);
             self.shadows.regs.insert(reg, (var, stride));
+            if let Some(c) = constant {
+                self.shadows.constants.insert(reg, c);
+            }
         }
         for &PlannedPred { pred, exposed, .. } in &plan.preds {
             let v = self.pred(pred)[0];
@@ -263,7 +269,6 @@ impl Translator<'_, '_> {
                 let entry = self.shadows.reg_entries.get(&reg).copied();
                 let v = self.unless_unwritten(v, entry);
                 let vars = self.reg_vars(reg);
-                self.shadows.regs.remove(&reg);
                 self.set(&vars, &[v]);
             }
         }
@@ -273,7 +278,6 @@ impl Translator<'_, '_> {
                 let entry = self.shadows.pred_entries.get(&pred).copied();
                 let v = self.unless_unwritten(v, entry);
                 let vars = self.pred_vars(pred);
-                self.shadows.preds.remove(&pred);
                 self.set(&vars, &[v]);
             }
         }
@@ -313,7 +317,10 @@ impl Translator<'_, '_> {
     /// The vector of a shadowed register, rebuilt from its scalar.
     pub(super) fn shadowed_reg(&mut self, r: u32) -> Option<Value> {
         let (var, stride) = *self.shadows.regs.get(&r)?;
-        let lane0 = self.b.use_var(var);
+        let lane0 = match self.shadows.constants.get(&r) {
+            Some(&c) => self.b.ins().iconst(I32, c as i32 as i64),
+            None => self.b.use_var(var),
+        };
         Some(self.affine_vector(lane0, stride))
     }
 
