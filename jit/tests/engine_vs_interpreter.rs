@@ -593,8 +593,9 @@ fn assembled(source: &str) -> wave_isa::Kernel {
 /// Loops of loads and arithmetic only run one 4-lane vector at a time (chunk-major) with a
 /// bail-out to the wave-major copy on a possible fault or a NaN operand. Each case fails if
 /// the bail-out or the per-vector lane numbering is wrong: NaN operands in some lanes and
-/// iterations (into accumulators tested only at the loop's end, `r5`, `r6` and `r24`, which
-/// another op reads; and into `r29`, whose NaN of two NaN operands is tested every trip); divergent trip counts and lane ids inside the loop; and an out-of-bounds
+/// iterations (into accumulators tested only at the loop's end, `r5` and `r6`; into `r24`,
+/// an accumulator another op reads, and `r29`, a product of two loads, both tested every
+/// trip); divergent trip counts and lane ids inside the loop; and an out-of-bounds
 /// fault whose interpreter order (iteration first, then pc, then lane) differs from
 /// vector-by-vector order: lanes 4.. fault at the second load of iteration 1, lanes 0..3 at
 /// the first load of iteration 2.

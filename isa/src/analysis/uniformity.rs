@@ -1012,34 +1012,26 @@ mod tests {
     }
 
     /// Alignment is joined like the values: a loop that adds an odd constant to an aligned
-    /// index each trip leaves it unaligned at the header, so `/ 64` inside is varying there.
+    /// index each trip leaves it unaligned at the header, so `/ 64` inside is varying there;
+    /// adding a multiple of 4 keeps it aligned.
     #[test]
     fn alignment_joins_at_loop_headers() {
-        let (k, u) = analyse(
-            "mov_sr r1, sr_lane_id
-             mov_imm r5, 6
-             mov_imm r9, 1
-             loop
-                 shr r6, r1, r5
-                 iadd r1, r1, r9
-                 icmp_eq p0, r6, r9
-                 break p0
-             endloop",
-            UniformityOptions { rows_fill_waves: false, lanes_log2: 2 },
-        );
-        assert_eq!(result_of(&k, &u, Op::Shr, 0), Value::Varying);
-        let (k, u) = analyse(
-            "mov_sr r1, sr_lane_id
-             mov_imm r5, 6
-             mov_imm r9, 4
-             loop
-                 shr r6, r1, r5
-                 iadd r1, r1, r9
-                 icmp_eq p0, r6, r9
-                 break p0
-             endloop",
-            UniformityOptions { rows_fill_waves: false, lanes_log2: 2 },
-        );
-        assert_eq!(result_of(&k, &u, Op::Shr, 0), Value::Uniform(None));
+        let shr_in_loop = |step: u32| {
+            let body = format!(
+                "mov_sr r1, sr_lane_id
+                 mov_imm r5, 6
+                 mov_imm r9, {step}
+                 loop
+                     shr r6, r1, r5
+                     iadd r1, r1, r9
+                     icmp_eq p0, r6, r9
+                     break p0
+                 endloop"
+            );
+            let (k, u) = analyse(&body, UniformityOptions { rows_fill_waves: false, lanes_log2: 2 });
+            result_of(&k, &u, Op::Shr, 0)
+        };
+        assert_eq!(shr_in_loop(1), Value::Varying);
+        assert_eq!(shr_in_loop(4), Value::Uniform(None));
     }
 }

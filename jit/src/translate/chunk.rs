@@ -209,21 +209,21 @@ pub(super) fn written_state(body: &[Stmt]) -> Written {
 }
 
 /// Registers the body changes only by accumulating: every write is an `fadd`, `fmul` or
-/// `fma` that reads the register it writes. A NaN operand of such an op (IEEE: NaN in, NaN
-/// out) then leaves a NaN in the register to the loop's end, so one test there replaces the
-/// per-trip operand tests of `float_run`: a NaN-free end means no trip met a NaN operand,
-/// where native and exact results agree. Other ops may read the register meanwhile: if a
-/// NaN payload they saw was not exact, the end test finds the NaN and the bail-out discards
-/// the whole loop (it has no side effects).
+/// `fma` that reads the register it writes, and nothing else in the body reads it. A NaN
+/// operand of such an op (IEEE: NaN in, NaN out) then leaves a NaN in the register to the
+/// loop's end, so one test there replaces the per-trip operand tests of `float_run`: a
+/// NaN-free end means no trip met a NaN operand, where native and exact results agree. No
+/// other reader, because a NaN payload that is not exact must not steer the loop (a branch
+/// on its bits could keep it running where the interpreter stops).
 pub(super) fn nan_sticky_accumulators(body: &[Stmt]) -> Vec<u32> {
-    // Per register: unwritten, or whether every write accumulates into it.
+    // Per register: untouched, or whether every statement naming it accumulates into it.
     let mut fits: Vec<Option<bool>> = vec![None; 256];
     wave_isa::ir::walk_block(body, 0, &mut |s, _| {
         let StmtKind::Op(inst) = &s.kind else { return };
         let rd = inst.rd as u32;
         let accumulates = matches!(inst.op, Op::Fadd | Op::Fmul | Op::Fma)
             && inst.named_state(Some(Role::Use)).any(|u| u == StateRef::Reg(rd));
-        for named in inst.named_state(Some(Role::Def)) {
+        for named in inst.named_state(None) {
             if let StateRef::Reg(r) = named {
                 if let Some(slot) = fits.get_mut(r as usize) {
                     *slot = Some(slot.unwrap_or(true) && accumulates && r == rd);
