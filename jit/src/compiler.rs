@@ -133,8 +133,9 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<Compiled, JitError>
         .declare_function("wave", Linkage::Local, &ctx.func.signature)
         .map_err(|e| JitError::Codegen(e.to_string()))?;
     // Developer aid: WAVE_JIT_DUMP=DIR writes the CLIF (`@pc` marks each statement's code), the
-    // machine code and Cranelift's pass timings of each compile.
-    let dump = std::env::var_os("WAVE_JIT_DUMP").map(std::path::PathBuf::from);
+    // machine code, Cranelift's pass timings and the code's load address of each compile.
+    let dump = std::env::var_os("WAVE_JIT_DUMP")
+        .map(|dir| std::path::PathBuf::from(dir).join(format!("{}_w{}", kernel.meta.name, flags.width)));
     let clif = dump.as_ref().map(|_| ctx.func.display().to_string());
     ctx.set_disasm(dump.is_some());
     if dump.is_some() {
@@ -142,13 +143,12 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<Compiled, JitError>
         let _ = cranelift_codegen::timing::take_current();
     }
     module.define_function(id, &mut ctx).map_err(|e| JitError::Codegen(format!("{e:?}")))?;
-    if let (Some(dir), Some(clif)) = (dump, clif) {
-        let stem = dir.join(format!("{}_w{}", kernel.meta.name, flags.width));
+    if let (Some(stem), Some(clif)) = (&dump, clif) {
         let asm = ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
         let bytes = ctx.compiled_code().map(|c| c.code_buffer().to_vec()).unwrap_or_default();
         let timing = cranelift_codegen::timing::take_current().to_string();
         // Best effort: a failed dump must not fail the compile.
-        let _ = std::fs::create_dir_all(&dir)
+        let _ = std::fs::create_dir_all(stem.parent().unwrap_or(stem))
             .and_then(|_| std::fs::write(stem.with_extension("clif"), clif))
             .and_then(|_| std::fs::write(stem.with_extension("s"), asm))
             .and_then(|_| std::fs::write(stem.with_extension("bin"), bytes))
@@ -157,9 +157,8 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<Compiled, JitError>
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| JitError::Codegen(e.to_string()))?;
     let ptr = module.get_finalized_function(id);
-    if let Some(dir) = std::env::var_os("WAVE_JIT_DUMP") {
+    if let Some(stem) = &dump {
         // Where the code was loaded, to place `perf` samples in the `.bin` (best effort).
-        let stem = std::path::Path::new(&dir).join(format!("{}_w{}", kernel.meta.name, flags.width));
         let _ = std::fs::write(stem.with_extension("addr"), format!("{:x}\n", ptr as usize));
     }
     // SAFETY: the function was declared with exactly this signature (one i64 pointer in,

@@ -21,7 +21,6 @@
 
 use super::Translator;
 use crate::error::JitError;
-use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Variable;
@@ -121,19 +120,10 @@ impl Translator<'_, '_> {
     /// At a vector's loop exit: bail out if a deferred accumulator holds a NaN (some trip
     /// then had a NaN operand, whose result the native ops may have chosen differently).
     fn test_deferred_nans(&mut self, bail: Block) {
-        let accumulators: Vec<Value> =
-            self.nan_deferred.clone().into_iter().map(|r| self.reg(r)[0]).collect();
-        let mut nan: Option<Value> = None;
-        for pair in accumulators.chunks(2) {
-            let (x, y) = (self.as_f32(pair[0]), self.as_f32(*pair.last().unwrap_or(&pair[0])));
-            let unordered = self.b.ins().fcmp(FloatCC::Unordered, x, y);
-            nan = Some(match nan {
-                Some(acc) => self.b.ins().bor(acc, unordered),
-                None => unordered,
-            });
-        }
-        if let Some(nan) = nan {
-            let any = self.b.ins().vany_true(nan);
+        let accumulators: Vec<Vec<Value>> =
+            self.nan_deferred.clone().into_iter().map(|r| self.reg(r)).collect();
+        if let Some(nan) = self.nan_lanes(&accumulators) {
+            let any = self.any(&nan);
             let go = self.b.create_block();
             self.b.ins().brif(any, bail, &[], go, &[]);
             self.b.switch_to_block(go);

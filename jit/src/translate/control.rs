@@ -69,7 +69,8 @@ impl Translator<'_, '_> {
             self.func = func;
             // Consecutive NaN-order-sensitive float ops share one NaN test (see `float_run`).
             let run = rest.iter().take_while(|s| is_nan_order_sensitive(s)).count();
-            // Source locations tie the CLIF of a dump (WAVE_JIT_DUMP) to statement offsets.
+            // Source locations tie the CLIF of a dump (WAVE_JIT_DUMP) to statement offsets
+            // (`stmt` is reached only from here; nested blocks set their own).
             self.b.set_srcloc(SourceLoc::new(first.offset));
             if run > 0 {
                 self.float_run(&rest[..run])?;
@@ -84,7 +85,6 @@ impl Translator<'_, '_> {
 
     fn stmt(&mut self, s: &Stmt, func: FuncId) -> Result<(), JitError> {
         self.func = func;
-        self.b.set_srcloc(SourceLoc::new(s.offset));
         self.full = s.guard.is_none() && self.exec_is_full(s.offset);
         match &s.kind {
             StmtKind::Op(inst) => self.op(inst, s.offset),

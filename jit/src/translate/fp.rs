@@ -152,22 +152,7 @@ impl Translator<'_, '_> {
             let mask = self.op_mask(inst.guard);
             self.set_reg(inst.rd as u32, &result, &mask);
         }
-        // Two operands per unordered compare: it is true when either is NaN.
-        let mut nan_lanes: Option<Vec<Value>> = None;
-        for pair in tested.chunks(2) {
-            let (x, y) = (&pair[0], pair.get(1).unwrap_or(&pair[0]));
-            let unordered: Vec<Value> = (0..self.n)
-                .map(|k| {
-                    let (fx, fy) = (self.as_f32(x[k]), self.as_f32(y[k]));
-                    self.b.ins().fcmp(FloatCC::Unordered, fx, fy)
-                })
-                .collect();
-            nan_lanes = Some(match nan_lanes {
-                Some(acc) => self.or(&acc, &unordered),
-                None => unordered,
-            });
-        }
-        let Some(nan_lanes) = nan_lanes else { return Ok(()) };
+        let Some(nan_lanes) = self.nan_lanes(&tested) else { return Ok(()) };
         let any = self.any(&nan_lanes);
         let done = self.b.create_block();
         if let Some(bail) = self.bailout {
@@ -203,6 +188,26 @@ impl Translator<'_, '_> {
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Ok(())
+    }
+
+    /// The lanes where some of the `values` (registers' vectors) is NaN; `None` for none given.
+    /// Two values per unordered compare: it is true when either is NaN.
+    pub fn nan_lanes(&mut self, values: &[Vec<Value>]) -> Option<Vec<Value>> {
+        let mut nan_lanes: Option<Vec<Value>> = None;
+        for pair in values.chunks(2) {
+            let (x, y) = (&pair[0], pair.get(1).unwrap_or(&pair[0]));
+            let unordered: Vec<Value> = (0..self.n)
+                .map(|k| {
+                    let (fx, fy) = (self.as_f32(x[k]), self.as_f32(y[k]));
+                    self.b.ins().fcmp(FloatCC::Unordered, fx, fy)
+                })
+                .collect();
+            nan_lanes = Some(match nan_lanes {
+                Some(acc) => self.or(&acc, &unordered),
+                None => unordered,
+            });
+        }
+        nan_lanes
     }
 
     /// `fadd`/`fmul`/`fma` of one vector with `semantics`' NaN rule, in vector code (no call,
