@@ -5,55 +5,35 @@
 //! later. Cranelift 0.135 keeps such parameters, and the register allocator then keeps their
 //! values alive across whole loops (a GEMM kernel's loaded operands stay live from one
 //! iteration into the next, where they are overwritten before any read). This pass removes
-//! every parameter whose value reaches no real use, only other parameters.
+//! every parameter no effect depends on, with the pure instructions nothing live reads: a
+//! parameter read only by dead code (a blend or select whose result goes nowhere, such as
+//! the scalar shadows' "written yet" selects) would otherwise stay, and with it its value in
+//! a register or stack slot across the loop (the tiled GEMM's inner loop went from 116 to 101
+//! machine instructions per trip, 32 to 20 stack accesses).
 
-use cranelift_codegen::ir::{BlockArg, Function, Value};
+use cranelift_codegen::ir::{BlockArg, Function, Inst, InstructionData, Value, ValueDef};
 use std::collections::{HashMap, HashSet};
 
-/// Remove the block parameters (and the branch arguments feeding them) that no instruction
-/// reads, directly or through other parameters. The entry block's parameters stay.
+/// Remove the block parameters (and the branch arguments feeding them) that no effect
+/// depends on, with the instructions whose results nothing live reads (see
+/// [`live_values`]). The entry block's parameters stay.
 pub fn remove_dead_block_params(func: &mut Function) {
     let Some(entry) = func.layout.entry_block() else { return };
-    let mut live: HashSet<Value> = HashSet::new();
-    // Values passed to each parameter, by parameter.
-    let mut feeds: HashMap<Value, Vec<Value>> = HashMap::new();
-    let mut pinned: HashSet<Value> = HashSet::new();
-    for block in func.layout.blocks() {
-        for inst in func.layout.block_insts(block) {
-            for &arg in func.dfg.inst_args(inst) {
-                live.insert(func.dfg.resolve_aliases(arg));
-            }
-            let data = &func.dfg.insts[inst];
-            for call in data.branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables) {
-                let target = call.block(&func.dfg.value_lists);
-                let params = func.dfg.block_params(target);
-                for (i, arg) in call.args(&func.dfg.value_lists).enumerate() {
-                    let Some(&param) = params.get(i) else { continue };
-                    match arg {
-                        BlockArg::Value(v) => {
-                            feeds.entry(param).or_default().push(func.dfg.resolve_aliases(v))
-                        }
-                        // Not a plain value (try_call results, which we never emit): keep it.
-                        _ => {
-                            pinned.insert(param);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    live.extend(pinned);
-    live.extend(func.dfg.block_params(entry).iter().copied());
-    // A live parameter makes everything passed to it live.
-    let mut work: Vec<Value> = live.iter().copied().collect();
-    while let Some(v) = work.pop() {
-        if let Some(sources) = feeds.get(&v) {
-            for &s in sources {
-                if live.insert(s) {
-                    work.push(s);
-                }
-            }
-        }
+    let live = live_values(func, &HashSet::new());
+    // Dead instructions first: they may read the parameters about to go.
+    let dead_insts: Vec<Inst> = func
+        .layout
+        .blocks()
+        .flat_map(|b| func.layout.block_insts(b))
+        .filter(|&inst| {
+            let results = func.dfg.inst_results(inst);
+            !results.is_empty()
+                && results.iter().all(|r| !live.contains(r))
+                && !has_effect(func, &func.dfg.insts[inst])
+        })
+        .collect();
+    for inst in dead_insts {
+        func.layout.remove_inst(inst);
     }
     let blocks: Vec<_> = func.layout.blocks().filter(|&b| b != entry).collect();
     let dead: HashMap<_, Vec<usize>> = blocks
@@ -93,4 +73,81 @@ pub fn remove_dead_block_params(func: &mut Function) {
             func.dfg.remove_block_param(params[i]);
         }
     }
+}
+
+/// The values some effect depends on: the arguments of instructions with effects (stores,
+/// calls, branches, returns, trapping ops, loads that may trap), and from there the
+/// arguments of the instructions defining live values and the branch arguments passed to
+/// live block parameters. The entry block's parameters are live. The `ignored` instructions
+/// count as having no effect.
+pub fn live_values(func: &Function, ignored: &HashSet<Inst>) -> HashSet<Value> {
+    let dfg = &func.dfg;
+    let mut live: HashSet<Value> = HashSet::new();
+    let mut work: Vec<Value> = Vec::new();
+    // Values passed to each parameter, by parameter.
+    let mut feeds: HashMap<Value, Vec<Value>> = HashMap::new();
+    let mark = |v: Value, live: &mut HashSet<Value>, work: &mut Vec<Value>| {
+        let v = dfg.resolve_aliases(v);
+        if live.insert(v) {
+            work.push(v);
+        }
+    };
+    if let Some(entry) = func.layout.entry_block() {
+        for &p in dfg.block_params(entry) {
+            mark(p, &mut live, &mut work);
+        }
+    }
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            let data = &dfg.insts[inst];
+            for call in data.branch_destination(&dfg.jump_tables, &dfg.exception_tables) {
+                let params = dfg.block_params(call.block(&dfg.value_lists));
+                for (i, arg) in call.args(&dfg.value_lists).enumerate() {
+                    let Some(&param) = params.get(i) else { continue };
+                    match arg {
+                        BlockArg::Value(v) => feeds.entry(param).or_default().push(v),
+                        // Not a plain value (try_call results, which we never emit): keep it.
+                        _ => mark(param, &mut live, &mut work),
+                    }
+                }
+            }
+            if has_effect(func, data) && !ignored.contains(&inst) {
+                for &arg in dfg.inst_args(inst) {
+                    mark(arg, &mut live, &mut work);
+                }
+            }
+        }
+    }
+    while let Some(v) = work.pop() {
+        match dfg.value_def(v) {
+            ValueDef::Result(inst, _) => {
+                for &arg in dfg.inst_args(inst) {
+                    mark(arg, &mut live, &mut work);
+                }
+            }
+            ValueDef::Param(..) => {
+                for &s in feeds.get(&v).map(Vec::as_slice).unwrap_or_default() {
+                    mark(s, &mut live, &mut work);
+                }
+            }
+            _ => {}
+        }
+    }
+    live
+}
+
+/// Whether an instruction must stay even if nothing reads its results.
+fn has_effect(func: &Function, data: &InstructionData) -> bool {
+    let op = data.opcode();
+    let may_trap = match *data {
+        InstructionData::Load { flags, .. } => !func.dfg.mem_flags[flags].notrap(),
+        _ => op.can_trap(),
+    };
+    op.is_call()
+        || op.is_branch()
+        || op.is_terminator()
+        || op.is_return()
+        || op.can_store()
+        || op.other_side_effects()
+        || may_trap
 }
