@@ -3,14 +3,15 @@
 use crate::ctx::WaveCtx;
 use crate::error::JitError;
 use crate::translate::env::CtxEnv;
-use crate::translate::{Flags, Translator};
+use crate::translate::loop_fn::{loop_fn_signature, prune_loop_state, LoopFn};
+use crate::translate::{Analyses, Flags, Translator};
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::AbiParam;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, Module};
+use cranelift_module::Module;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -23,6 +24,8 @@ pub type WaveFn = unsafe extern "C" fn(*mut WaveCtx) -> u32;
 /// One compiled kernel.
 pub struct Compiled {
     pub entry: WaveFn,
+    /// The loop functions `entry` calls on a bail-out (`WaveCtx::lazy_loops`).
+    pub lazy: LazyLoops,
     /// Whether the kernel has barriers (waves then run as fibers).
     pub has_barrier: bool,
     /// Time spent in translation + Cranelift.
@@ -121,40 +124,18 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<Compiled, JitError>
     ctx.func.signature.params.push(AbiParam::new(I64));
     ctx.func.signature.returns.push(AbiParam::new(I32));
     let mut fctx = FunctionBuilderContext::new();
-    {
+    let analyses = Analyses::new(kernel, flags);
+    let mut loop_fns = {
         let fb = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let env = CtxEnv;
-        let mut t = Translator::new(fb, kernel, &env, flags, call_conv);
+        let mut t = Translator::new(fb, kernel, &CtxEnv, &analyses, flags, call_conv);
         t.translate()?;
+        let fns = std::mem::take(&mut t.loop_fns);
         t.finish(config);
-    }
-    crate::dead_params::remove_dead_block_params(&mut ctx.func);
-    let id = module
-        .declare_function("wave", Linkage::Local, &ctx.func.signature)
-        .map_err(|e| JitError::Codegen(e.to_string()))?;
-    // Developer aid: WAVE_JIT_DUMP=DIR writes the CLIF (`@pc` marks each statement's code), the
-    // machine code, Cranelift's pass timings and the code's load address of each compile.
-    let dump = std::env::var_os("WAVE_JIT_DUMP")
-        .map(|dir| std::path::PathBuf::from(dir).join(format!("{}_w{}", kernel.meta.name, flags.width)));
-    let clif = dump.as_ref().map(|_| ctx.func.display().to_string());
-    ctx.set_disasm(dump.is_some());
-    if dump.is_some() {
-        // Start the pass timings of this compile from zero.
-        let _ = cranelift_codegen::timing::take_current();
-    }
-    module.define_function(id, &mut ctx).map_err(|e| JitError::Codegen(format!("{e:?}")))?;
-    if let (Some(stem), Some(clif)) = (&dump, clif) {
-        let asm = ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
-        let bytes = ctx.compiled_code().map(|c| c.code_buffer().to_vec()).unwrap_or_default();
-        let timing = cranelift_codegen::timing::take_current().to_string();
-        // Best effort: a failed dump must not fail the compile.
-        let _ = std::fs::create_dir_all(stem.parent().unwrap_or(stem))
-            .and_then(|_| std::fs::write(stem.with_extension("clif"), clif))
-            .and_then(|_| std::fs::write(stem.with_extension("s"), asm))
-            .and_then(|_| std::fs::write(stem.with_extension("bin"), bytes))
-            .and_then(|_| std::fs::write(stem.with_extension("timing"), timing));
-    }
-    module.clear_context(&mut ctx);
+        fns
+    };
+    prune_loop_state(&mut ctx.func, &mut loop_fns);
+    let dump = dump_stem(kernel, flags, None);
+    let id = define(&mut module, &mut ctx, dump.as_deref())?;
     module.finalize_definitions().map_err(|e| JitError::Codegen(e.to_string()))?;
     let ptr = module.get_finalized_function(id);
     if let Some(stem) = &dump {
@@ -168,6 +149,130 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<Compiled, JitError>
         entry,
         has_barrier: has_barrier(kernel),
         compile_time: start.elapsed(),
+        lazy: LazyLoops {
+            kernel: kernel.clone(),
+            flags,
+            analyses,
+            loops: Mutex::new(loop_fns.into_iter().map(|f| LazyLoop { f, code: None }).collect()),
+        },
         _module: ModuleOwner(module),
     })
+}
+
+/// Developer aid: with WAVE_JIT_DUMP=DIR, where a function's CLIF (`@pc` marks each
+/// statement's code), machine code, Cranelift pass timings and load address go (`stem.*`).
+fn dump_stem(kernel: &Kernel, flags: Flags, loop_fn: Option<usize>) -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("WAVE_JIT_DUMP")?;
+    let suffix = loop_fn.map(|i| format!("_loop{i}")).unwrap_or_default();
+    Some(std::path::PathBuf::from(dir).join(format!("{}_w{}{suffix}", kernel.meta.name, flags.width)))
+}
+
+/// Compile the function in `ctx` into the module (and dump it when asked).
+fn define(
+    module: &mut JITModule,
+    ctx: &mut cranelift_codegen::Context,
+    dump: Option<&std::path::Path>,
+) -> Result<cranelift_module::FuncId, JitError> {
+    crate::dead_params::remove_dead_block_params(&mut ctx.func);
+    let id = module
+        .declare_anonymous_function(&ctx.func.signature)
+        .map_err(|e| JitError::Codegen(e.to_string()))?;
+    let clif = dump.map(|_| ctx.func.display().to_string());
+    ctx.set_disasm(dump.is_some());
+    if dump.is_some() {
+        // Start the pass timings of this function from zero.
+        let _ = cranelift_codegen::timing::take_current();
+    }
+    module.define_function(id, ctx).map_err(|e| JitError::Codegen(format!("{e:?}")))?;
+    if let (Some(stem), Some(clif)) = (dump, clif) {
+        let asm = ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
+        let bytes = ctx.compiled_code().map(|c| c.code_buffer().to_vec()).unwrap_or_default();
+        let timing = cranelift_codegen::timing::take_current().to_string();
+        // Best effort: a failed dump must not fail the compile.
+        let _ = std::fs::create_dir_all(stem.parent().unwrap_or(stem))
+            .and_then(|_| std::fs::write(stem.with_extension("clif"), clif))
+            .and_then(|_| std::fs::write(stem.with_extension("s"), asm))
+            .and_then(|_| std::fs::write(stem.with_extension("bin"), bytes))
+            .and_then(|_| std::fs::write(stem.with_extension("timing"), timing));
+    }
+    module.clear_context(ctx);
+    Ok(id)
+}
+
+/// A loop function as compiled code calls it: `(ctx, in, out) -> status`.
+pub type LoopFnPtr = unsafe extern "C" fn(*mut WaveCtx, *mut u8, *mut u8) -> u32;
+
+/// The wave-major functions of a kernel's chunk-major loops (`translate::chunk`), compiled on
+/// first use: only a bail-out (a possible fault, a NaN operand, a spent budget) needs one, and
+/// they are cold code as large as the rest of the kernel.
+pub struct LazyLoops {
+    kernel: Kernel,
+    flags: Flags,
+    analyses: Analyses,
+    /// Indexed by `LoopFn::index`; compiling one may add more (loops nested in it).
+    loops: Mutex<Vec<LazyLoop>>,
+}
+
+struct LazyLoop {
+    f: LoopFn,
+    code: Option<Result<(LoopFnPtr, ModuleOwner), String>>,
+}
+
+impl LazyLoops {
+    /// Loop function `index` (compiled now if this is its first use) and where its `out`
+    /// area starts in the state area.
+    pub fn function(&self, index: usize) -> Result<(LoopFnPtr, usize), String> {
+        // One compile at a time: it is rare, and new loop functions take the next numbers.
+        let mut loops = self.loops.lock().unwrap_or_else(|e| e.into_inner());
+        let first_new = loops.len();
+        let lazy = loops.get_mut(index).ok_or_else(|| format!("no loop function {index}"))?;
+        if lazy.code.is_none() {
+            let f = lazy.f.clone();
+            // On a thread of its own: a wave may run on a fiber, whose stack is small for
+            // Cranelift.
+            let compiled = std::thread::scope(|s| {
+                s.spawn(|| self.compile(&f, first_new))
+                    .join()
+                    .unwrap_or_else(|_| Err("the JIT panicked".into()))
+            });
+            let (code, more) = match compiled {
+                Ok((ptr, module, more)) => (Ok((ptr, module)), more),
+                Err(e) => (Err(format!("compiling the loop at byte 0x{:x}: {e}", f.offset)), Vec::new()),
+            };
+            loops[index].code = Some(code);
+            loops.extend(more.into_iter().map(|f| LazyLoop { f, code: None }));
+        }
+        let lazy = &loops[index];
+        match &lazy.code {
+            Some(Ok((ptr, _))) => Ok((*ptr, lazy.f.state.in_bytes())),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(format!("loop function {index} was not compiled")),
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn compile(&self, f: &LoopFn, first_new: usize) -> Result<(LoopFnPtr, ModuleOwner, Vec<LoopFn>), String> {
+        let isa = host_isa().map_err(|e| e.to_string())?;
+        let call_conv = isa.default_call_conv();
+        let config = isa.frontend_config();
+        let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
+        let mut ctx = module.make_context();
+        ctx.func.signature = loop_fn_signature(call_conv);
+        let mut fctx = FunctionBuilderContext::new();
+        let (kernel, flags) = (&self.kernel, self.flags);
+        let mut more = {
+            let fb = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            let t = Translator::for_loop(fb, kernel, &CtxEnv, &self.analyses, flags, call_conv, first_new, f);
+            t.translate_loop_fn(f, config).map_err(|e| e.to_string())?
+        };
+        prune_loop_state(&mut ctx.func, &mut more);
+        let id = define(&mut module, &mut ctx, dump_stem(kernel, flags, Some(f.index)).as_deref())
+            .map_err(|e| e.to_string())?;
+        module.finalize_definitions().map_err(|e| e.to_string())?;
+        let ptr = module.get_finalized_function(id);
+        // SAFETY: declared with `loop_fn_signature`: three i64 (pointers) in, an i32 status
+        // out, in the ISA's default calling convention, which is "C" here.
+        let ptr = unsafe { std::mem::transmute::<*const u8, LoopFnPtr>(ptr) };
+        Ok((ptr, ModuleOwner(module), more))
+    }
 }

@@ -34,6 +34,8 @@ pub struct WaveCtx {
     pub host: *mut crate::helpers::WaveHost,
     /// Remaining instruction budget of the workgroup (shared by its waves).
     pub fuel: *mut i64,
+    /// The compiled kernel's loop functions, compiled on first use (`helpers::wave_loop`).
+    pub lazy_loops: *const crate::compiler::LazyLoops,
     /// Local buffer size − 1 (addresses are masked with it so inactive lanes stay inside).
     pub local_mask: u32,
     /// Number of lanes live at the start (threads of the workgroup in this wave).
@@ -66,6 +68,7 @@ impl WaveCtx {
             local_base: std::ptr::null_mut(),
             host: std::ptr::null_mut(),
             fuel: std::ptr::null_mut(),
+            lazy_loops: std::ptr::null(),
             local_mask: 0,
             live_lanes: 0,
             checked: 0,

@@ -172,7 +172,14 @@ impl Worker {
 
     /// Fill the contexts of a workgroup's waves. What is the same for every workgroup of the
     /// dispatch (thread ids, limits, arguments) is set once, when a wave's context is made.
-    fn prepare(&mut self, p: &RunParams, wg: [u32; 3], device: DeviceView, fuel: *mut i64) -> usize {
+    fn prepare(
+        &mut self,
+        code: &Compiled,
+        p: &RunParams,
+        wg: [u32; 3],
+        device: DeviceView,
+        fuel: *mut i64,
+    ) -> usize {
         let tpw: u32 = p.workgroup.iter().product();
         let waves = tpw.div_ceil(p.width) as usize;
         let w = p.width;
@@ -189,6 +196,7 @@ impl Worker {
             **host = WaveHost::new(w);
             let c = &mut self.ctxs[wave];
             c.fuel = fuel;
+            c.lazy_loops = &code.lazy;
             c.special[SpecialReg::WorkgroupIdX as usize..=SpecialReg::WorkgroupIdZ as usize]
                 .copy_from_slice(&wg);
         }
@@ -244,7 +252,7 @@ impl Worker {
     ) -> Result<(), RunFailure> {
         let mut fuel: i64 =
             if p.max_instructions == 0 { i64::MAX } else { p.max_instructions.min(i64::MAX as u64) as i64 };
-        let waves = self.prepare(p, wg, device, &mut fuel);
+        let waves = self.prepare(code, p, wg, device, &mut fuel);
         let fail = |host: &WaveHost, wave: usize| RunFailure {
             workgroup: wg,
             wave: wave as u32,

@@ -197,7 +197,17 @@ pub extern "C" fn bounds(ctx: *mut WaveCtx, op: u32, candidates: u64, pc: u32) -
 /// [`bounds`] where compiled code has already found a faulting lane and will not go on: a
 /// candidate that turns out in bounds is a JIT bug, reported as one (never a silent `DONE`).
 pub extern "C" fn bounds_fault(ctx: *mut WaveCtx, op: u32, candidates: u64, pc: u32) -> u32 {
-    let st = bounds(ctx, op, candidates, pc);
+    must_fault(ctx, pc, bounds(ctx, op, candidates, pc))
+}
+
+/// [`memory`] where compiled code has already found a faulting lane and will not go on (see
+/// [`bounds_fault`]).
+pub extern "C" fn memory_fault(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
+    must_fault(ctx, pc, memory(ctx, op, exec, pc))
+}
+
+/// `st`, or an internal error where a helper that had to find a fault found none.
+fn must_fault(ctx: *mut WaveCtx, pc: u32, st: u32) -> u32 {
     if st != status::DONE {
         return st;
     }
@@ -427,6 +437,39 @@ pub extern "C" fn instruction_limit(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc:
         host.fault = Some(Fault { pc, lane: None, kind: FaultKind::InstructionLimit });
         status::ERROR
     })
+}
+
+/// The wave-major function of a chunk-major loop (`op`: its number) after a bail-out, on the
+/// state area at `area` (see `translate::chunk`); compiled on the first call.
+pub extern "C" fn wave_loop(ctx: *mut WaveCtx, op: u32, area: u64, pc: u32) -> u32 {
+    let mut function = None;
+    let st = guarded(ctx, pc, |ctx, host| {
+        // SAFETY: the engine points `lazy_loops` at the running kernel's compiled code, which
+        // outlives every wave of the dispatch.
+        let lazy = unsafe { &*ctx.lazy_loops };
+        match lazy.function(op as usize) {
+            Ok(f) => {
+                function = Some(f);
+                status::DONE
+            }
+            Err(e) => {
+                host.fault = Some(Fault { pc, lane: None, kind: FaultKind::Internal(e) });
+                status::ERROR
+            }
+        }
+    });
+    match function {
+        Some((f, in_bytes)) => run_loop_fn(f, ctx, area as *mut u8, in_bytes),
+        None => st,
+    }
+}
+
+/// Call loop function `f` on the state area at `area` (outputs `in_bytes` into it).
+fn run_loop_fn(f: crate::compiler::LoopFnPtr, ctx: *mut WaveCtx, area: *mut u8, in_bytes: usize) -> u32 {
+    // SAFETY: `f` was compiled for this kernel's context layout with the loop-function
+    // signature; `area` is the caller's state area, sized for both the `in` groups and the
+    // `out` groups that start `in_bytes` into it.
+    unsafe { f(ctx, area, area.add(in_bytes)) }
 }
 
 /// A call nested deeper than MAX_CALL_DEPTH ran.

@@ -590,6 +590,74 @@ fn assembled(source: &str) -> wave_isa::Kernel {
     wave_isa::module::Module::from_wbin(&file).unwrap().kernel("k").unwrap().clone()
 }
 
+/// A bail-out runs the loop's wave-major function (compiled on first use) from the loop's
+/// entry state, which the caller stores only where some later read can see it. `r5` holds a
+/// NaN in some lanes, so vectors with such lanes bail out at the loop's end. `r6` is written
+/// in the loop before any read and read after it: lanes that run no trip must keep its entry
+/// value through the bail-out. `r8` is written the same way but dead after the loop, so its
+/// entry value is never stored. Fails if the entry state of a live output is dropped, or if
+/// the wave-major function's outputs or lane numbering are wrong.
+#[test]
+fn loop_function_keeps_live_entry_state() {
+    let source = r#"
+.kernel k
+.registers 16
+    mov_sr r1, sr_thread_id_x
+    mov_imm r3, 4
+    imul r4, r1, r3
+    device_load_u32 r5, r4
+    mov_imm r6, 7
+    mov_imm r8, 9
+    mov_imm r9, 0
+    mov_imm r11, 0x3f800000
+    and r10, r1, r3          ; 0 or 4 trips, by lane
+    loop
+        icmp_ge p0, r9, r10
+        break p0
+        mov r6, r9
+        mov r8, r9
+        fadd r5, r5, r11
+        mov_imm r12, 1
+        iadd r9, r9, r12
+    endloop
+    mov_imm r13, 0x1000
+    iadd r13, r13, r4
+    device_store_u32 r13, r5
+    mov_imm r13, 0x2000
+    iadd r13, r13, r4
+    device_store_u32 r13, r6
+    halt
+.end
+"#;
+    let k = assembled(source);
+    for w in WIDTHS {
+        for threads in [64, 36] {
+            let d = Dispatch { wave_width: w, ..dispatch(1, threads) };
+            let mut a = wave_runtime::Device::new(1 << 16).unwrap();
+            for (i, word) in a.bytes_mut()[..0x100].chunks_mut(4).enumerate() {
+                let bits: u32 = if i % 5 == 2 { 0x7fc0_0000 | i as u32 } else { (i as f32).to_bits() };
+                word.copy_from_slice(&bits.to_le_bytes());
+            }
+            let mut b = wave_runtime::Device::new(1 << 16).unwrap();
+            b.bytes_mut().copy_from_slice(a.bytes());
+            use wave_runtime::Engine;
+            let ra = wave_runtime::Interpreter::new().run(&k, &d, &mut a).map(|_| ());
+            let rb = wave_jit_codegen::JitEngine.run(&k, &d, &mut b).map(|_| ());
+            assert_eq!(ra, rb, "W={w}, {threads} threads");
+            let word = |m: &[u8], at: usize| u32::from_le_bytes(m[at..at + 4].try_into().unwrap());
+            for lane in 0..threads as usize {
+                let kept = word(b.bytes(), 0x2000 + 4 * lane);
+                assert_eq!(word(a.bytes(), 0x2000 + 4 * lane), kept, "W={w}, lane {lane}: r6 after the loop");
+                assert_eq!(
+                    word(a.bytes(), 0x1000 + 4 * lane),
+                    word(b.bytes(), 0x1000 + 4 * lane),
+                    "W={w}: r5"
+                );
+            }
+        }
+    }
+}
+
 /// Loops of loads and arithmetic only run one 4-lane vector at a time (chunk-major) with a
 /// bail-out to the wave-major copy on a possible fault or a NaN operand. Each case fails if
 /// the bail-out or the per-vector lane numbering is wrong: NaN operands in some lanes and

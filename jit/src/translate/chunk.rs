@@ -11,11 +11,11 @@
 //! an instruction budget runs out; and the vector code here has no exact NaN fix-up (it
 //! would merge values in the hot path). So a possible bounds fault, a NaN operand of
 //! `fadd`/`fmul`/`fma`, or a vector needing more trips than the budget pays for jumps to a
-//! bail-out that puts every register the loop writes back to its value at loop entry and runs
-//! the loop wave-major, which behaves exactly as the interpreter. Accumulators that only
-//! accumulate (`fma acc, a, b, acc`) keep a NaN to the loop's end, so their operands are not
-//! tested per trip: one test of the accumulators at each vector's loop exit takes the same
-//! bail-out ([`nan_sticky_accumulators`]). With a budget, the wave is
+//! bail-out that runs the loop wave-major from its entry state, which behaves exactly as the
+//! interpreter (the loop's wave-major function, compiled on first use: see [`super::loop_fn`]).
+//! Accumulators that only accumulate (`fma acc, a, b, acc`) keep a NaN to the loop's end, so
+//! their operands are not tested per trip: one test of the accumulators at each vector's loop
+//! exit takes the same bail-out ([`nan_sticky_accumulators`]). With a budget, the wave is
 //! charged after the loop for its longest vector's trips (what the wave-major loop's latch
 //! would have counted), so loops with nested loops stay wave-major then.
 
@@ -49,11 +49,9 @@ impl Translator<'_, '_> {
         self.bailout.is_none() && body_is_lane_local(body) && !(self.flags.fuel && has_nested_loop())
     }
 
-    /// Translate the loop once per vector, then once wave-major behind the bail-out.
+    /// Translate the loop once per vector; the bail-out calls its wave-major function.
     pub fn chunk_major_loop(&mut self, offset: u32, body: &[Stmt], func: FuncId) -> Result<(), JitError> {
-        let written = written_state(body);
-        let entry: Vec<(Variable, Value)> =
-            self.state_vars(&written).into_iter().map(|var| (var, self.b.use_var(var))).collect();
+        let (state, entry) = self.loop_entry(body);
         let bail = self.b.create_block();
         self.b.set_cold_block(bail);
         let done = self.b.create_block();
@@ -108,10 +106,7 @@ impl Translator<'_, '_> {
         }
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(bail);
-        for (var, value) in entry {
-            self.b.def_var(var, value);
-        }
-        self.loop_wave(offset, body, func)?;
+        self.call_wave_major(offset, func, state, &entry);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Ok(())
@@ -128,22 +123,6 @@ impl Translator<'_, '_> {
             self.b.ins().brif(any, bail, &[], go, &[]);
             self.b.switch_to_block(go);
         }
-    }
-
-    /// The variables of the wave state a loop body may change.
-    fn state_vars(&self, written: &Written) -> Vec<Variable> {
-        let mut vars: Vec<Variable> = self.exec.clone();
-        for (r, vs) in self.regs.iter().enumerate() {
-            if let (Some(vs), true) = (vs, written.regs[r]) {
-                vars.extend(vs);
-            }
-        }
-        for (p, vs) in self.preds.iter().enumerate() {
-            if written.preds.get(p).copied().unwrap_or(false) {
-                vars.extend(vs);
-            }
-        }
-        vars
     }
 
     /// Put `view` in place (or an empty one) and return the state it replaced.

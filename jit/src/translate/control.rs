@@ -328,7 +328,7 @@ impl Translator<'_, '_> {
         let outer_maybe_empty = self.maybe_empty;
         // From the second iteration on, lanes that left at different times are missing
         // everywhere in the body, which the per-statement `divergent` facts do not say.
-        let diverges = (exits_diverge(&self.waves, func, body), exits_diverge(&self.shapes, func, body));
+        let diverges = (exits_diverge(self.waves, func, body), exits_diverge(self.shapes, func, body));
         self.divergent_loops.0 += diverges.0 as u32;
         self.divergent_loops.1 += diverges.1 as u32;
         let result = self.block(body, func);

@@ -247,6 +247,18 @@ impl Translator<'_, '_> {
         self.b.set_cold_block(cold);
         self.b.ins().brif(any, cold, &[], go, &[]);
         self.b.switch_to_block(cold);
+        if self.full && shape != AddressShape::Scattered && (local || bytes > 1) {
+            // Every lane is active and lane 0 of each vector decided with an exact limit: some
+            // lane faults, and the helper finds the first one in lane order. Only the addresses
+            // go to it (no candidate mask to build inline: this is most of a wave-major
+            // access's code).
+            self.spill(ADDR_SLOT, addr);
+            let all = self.all_lanes_bits();
+            let st = self.call_helper(helpers::bounds_fault, super::helper_op(inst), all, pc);
+            self.b.ins().jump(self.exit, &[st.into()]);
+            self.b.switch_to_block(go);
+            return;
+        }
         let fault = self.fault_candidates(local, bytes, addr, mask);
         let bits = self.mask_bits(&fault);
         if local || bytes > 1 {
@@ -308,10 +320,28 @@ impl Translator<'_, '_> {
         }
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(lanes);
-        self.memory_helper(inst, pc)?;
-        self.b.ins().jump(done, &[]);
+        if self.full {
+            // Every lane is active, so only a possible fault comes here, and lane 0 of each
+            // vector decided it exactly: some lane faults. The helper stores the lanes before
+            // it in lane order and reports it; the wave ends there (no mask to build inline,
+            // and no way back for the hot path's values to be kept across the call).
+            self.b.set_cold_block(lanes);
+            self.spill_inputs(inst);
+            let all = self.all_lanes_bits();
+            let st = self.call_helper(helpers::memory_fault, super::helper_op(inst), all, pc);
+            self.b.ins().jump(self.exit, &[st.into()]);
+        } else {
+            self.memory_helper(inst, pc)?;
+            self.b.ins().jump(done, &[]);
+        }
         self.b.switch_to_block(done);
         Ok(())
+    }
+
+    /// Every lane of the wave as a helper's lane bit set.
+    fn all_lanes_bits(&mut self) -> Value {
+        let lanes = self.flags.width.clamp(1, 64);
+        self.b.ins().iconst(I64, (u64::MAX >> (64 - lanes)) as i64)
     }
 
     /// Local atomics with an identity element (add, sub, and, or, xor, unsigned min/max) as

@@ -14,6 +14,7 @@ pub mod chunk;
 pub mod control;
 pub mod env;
 pub mod fp;
+pub mod loop_fn;
 pub mod mem;
 pub mod shadow;
 pub mod waveops;
@@ -24,7 +25,8 @@ use control::ControlStack;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8X16};
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value,
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, Signature, StackSlot, Type,
+    Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
@@ -61,6 +63,8 @@ pub struct Translator<'a, 'f> {
     pub flags: Flags,
     /// Vectors per register: W / 4.
     pub n: usize,
+    /// The function's parameters; the first is the context.
+    pub params: Vec<Value>,
     pub ctx: Value,
     regs: Vec<Option<Vec<Variable>>>,
     preds: Vec<Vec<Variable>>,
@@ -72,9 +76,9 @@ pub struct Translator<'a, 'f> {
     helper_sig: SigRef,
     /// The uniformity analysis run with the 4 lanes of one vector as the "wave": how values
     /// vary inside each vector (memory ops use it to load and store whole vectors).
-    pub shapes: Uniformity,
+    pub shapes: &'a Uniformity,
     /// The uniformity analysis over whole waves: uniform predicates become real branches.
-    pub waves: Uniformity,
+    pub waves: &'a Uniformity,
     /// Every lane of every wave is live (the workgroup is a multiple of W threads).
     pub all_live: bool,
     /// Inside a region that may run with no active lane although the analysis calls it
@@ -106,6 +110,38 @@ pub struct Translator<'a, 'f> {
     pub nan_deferred: Vec<u32>,
     /// In a chunk-major loop: values kept as scalars (see [`shadow`]).
     pub shadows: shadow::Shadows,
+    /// The statements are inside an inlined call (a loop function of a loop inside one).
+    pub in_call: bool,
+    /// Loop functions this function calls (see [`loop_fn`]), numbered from `first_loop_fn`.
+    pub loop_fns: Vec<loop_fn::LoopFn>,
+    first_loop_fn: usize,
+    /// The stack area loop functions take the wave state in (sized for the largest).
+    state_area: Option<StackSlot>,
+}
+
+/// The two uniformity analyses a translation reads (run once per kernel and flags).
+pub struct Analyses {
+    shapes: Uniformity,
+    waves: Uniformity,
+}
+
+impl Analyses {
+    pub fn new(kernel: &Kernel, flags: Flags) -> Analyses {
+        let lanes = flags.width.max(1);
+        Analyses {
+            shapes: uniformity_with(
+                kernel,
+                UniformityOptions { rows_fill_waves: flags.workgroup[0].is_multiple_of(4), lanes_log2: 2 },
+            ),
+            waves: uniformity_with(
+                kernel,
+                UniformityOptions {
+                    rows_fill_waves: flags.workgroup[0].is_multiple_of(lanes),
+                    lanes_log2: lanes.trailing_zeros() as u8,
+                },
+            ),
+        }
+    }
 }
 
 /// The signature every helper shares: `(ctx, op, exec_bits, pc) -> status`.
@@ -127,28 +163,34 @@ fn ctx_flags() -> MemFlagsData {
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
-    /// Set up the entry block: the context parameter, registers, predicates and masks.
-    pub fn new(
+    /// Set up the entry block (its parameters are the function's) and the translation state;
+    /// the wave state itself is set up by the caller ([`Translator::new`] or
+    /// [`Translator::for_loop`]).
+    pub fn bare(
         mut b: FunctionBuilder<'f>,
         kernel: &'a Kernel,
         env: &'a dyn WaveEnv,
+        analyses: &'a Analyses,
         flags: Flags,
         call_conv: CallConv,
+        first_loop_fn: usize,
     ) -> Translator<'a, 'f> {
         let n = (flags.width / 4).max(1) as usize;
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
-        let ctx = b.block_params(entry)[0];
+        let params = b.block_params(entry).to_vec();
+        let ctx = params[0];
         let exit = b.create_block();
         b.append_block_param(exit, I32);
         let helper_sig = b.import_signature(helper_signature(call_conv));
-        let mut t = Translator {
+        Translator {
             b,
             kernel,
             env,
             flags,
             n,
+            params,
             ctx,
             regs: vec![None; 256],
             preds: Vec::new(),
@@ -157,17 +199,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             cf: ControlStack::default(),
             exit,
             helper_sig,
-            shapes: uniformity_with(
-                kernel,
-                UniformityOptions { rows_fill_waves: flags.workgroup[0].is_multiple_of(4), lanes_log2: 2 },
-            ),
-            waves: uniformity_with(
-                kernel,
-                UniformityOptions {
-                    rows_fill_waves: flags.workgroup[0].is_multiple_of(flags.width.max(1)),
-                    lanes_log2: flags.width.max(1).trailing_zeros() as u8,
-                },
-            ),
+            shapes: &analyses.shapes,
+            waves: &analyses.waves,
             all_live: flags.workgroup.iter().product::<u32>() % flags.width.max(1) == 0,
             maybe_empty: false,
             full: false,
@@ -180,7 +213,23 @@ impl<'a, 'f> Translator<'a, 'f> {
             chunk_trips: None,
             nan_deferred: Vec::new(),
             shadows: shadow::Shadows::default(),
-        };
+            in_call: false,
+            loop_fns: Vec::new(),
+            first_loop_fn,
+            state_area: None,
+        }
+    }
+
+    /// The kernel's entry function: registers from their initial values, every live lane on.
+    pub fn new(
+        b: FunctionBuilder<'f>,
+        kernel: &'a Kernel,
+        env: &'a dyn WaveEnv,
+        analyses: &'a Analyses,
+        flags: Flags,
+        call_conv: CallConv,
+    ) -> Translator<'a, 'f> {
+        let mut t = Translator::bare(b, kernel, env, analyses, flags, call_conv, 0);
         t.init_state();
         t
     }
@@ -344,6 +393,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             && !self.partial_halts
             && !self.maybe_empty
             && self.divergent_loops.0 == 0
+            && !self.in_call
             && self.cf.frames.iter().all(|f| !matches!(f, control::Frame::Call { .. }))
             && self.waves.get(self.func, offset).is_some_and(|info| !info.divergent)
     }

@@ -1,0 +1,372 @@
+//! Loop functions: the wave-major copy of a chunk-major loop (see [`super::chunk`]) as a
+//! function of its own, `(ctx, in, out) -> status`, compiled only when some wave first bails
+//! out of the loop (`crate::compiler::LazyLoops`, through `helpers::wave_loop`). It is cold
+//! code as large as all the per-vector copies together, and was over half of a GEMM kernel's
+//! compile time at W = 32. The bail-out stores the loop's entry state to a stack area
+//! ([`LoopState`]), calls the function, and loads the state it leaves; the caller's dead
+//! outputs are left out afterwards ([`prune_loop_state`]).
+
+use super::chunk::written_state;
+use super::{Analyses, Translator};
+use crate::error::JitError;
+use crate::helpers;
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
+use cranelift_codegen::ir::{
+    AbiParam, Function, Inst, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use std::collections::HashSet;
+use wave_isa::opcodes::Role;
+use wave_isa::{FuncId, Kernel, StateRef, Stmt, StmtKind};
+
+/// A chunk-major loop's wave-major function, `(ctx, in, out) -> status`: the loop on the whole
+/// wave from the state in `in`, leaving its outputs in `out`; status 0 goes on, anything
+/// else is the wave's exit status.
+#[derive(Clone, Debug)]
+pub struct LoopFn {
+    /// Its number (the `op` its helper call passes).
+    pub index: usize,
+    pub func: FuncId,
+    /// Byte offset of the `loop` statement in `func`.
+    pub offset: u32,
+    pub state: LoopState,
+    /// The caller's stores of the `in` groups and loads of the `out` groups, by group (see
+    /// [`prune_loop_state`]).
+    in_stores: Vec<Vec<Inst>>,
+    out_loads: Vec<Vec<Value>>,
+    /// Translation facts about where the loop sits (they decide blends and masks).
+    maybe_empty: bool,
+    divergent_loops: (u32, u32),
+    call_divergent: bool,
+    in_call: bool,
+}
+
+/// The wave state a loop function reads and writes, in the area its caller passes: `in`
+/// holds the groups the body names (registers, predicates), then exec and live; `out`, at
+/// [`LoopState::in_bytes`], the groups it writes, then exec. A group is one register's (or
+/// mask's) W/4 vectors.
+#[derive(Clone, Debug, Default)]
+pub struct LoopState {
+    regs: Vec<u32>,
+    preds: Vec<u32>,
+    written_regs: Vec<u32>,
+    written_preds: Vec<u32>,
+    /// Vectors per register of the wave (W / 4).
+    vectors: usize,
+    /// Per `out` group: whether the caller reads it (else the loop function skips it).
+    live_out: Vec<bool>,
+    /// Per `in` group: its `out` group when no read in the body can see the entry value
+    /// (written before any read in every trip): the entry value then matters only as the
+    /// value at an exit before the write, so it need not be stored when that output is dead.
+    unexposed: Vec<Option<usize>>,
+}
+
+impl LoopState {
+    /// Bytes of one group.
+    fn stride(&self) -> i32 {
+        16 * self.vectors as i32
+    }
+    /// Bytes of the `in` groups: where `out` starts.
+    pub fn in_bytes(&self) -> usize {
+        (self.regs.len() + self.preds.len() + 2) * self.stride() as usize
+    }
+    fn out_bytes(&self) -> usize {
+        (self.written_regs.len() + self.written_preds.len() + 1) * self.stride() as usize
+    }
+}
+
+/// The signature of a loop function.
+pub fn loop_fn_signature(call_conv: CallConv) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    sig.params.extend([AbiParam::new(I64), AbiParam::new(I64), AbiParam::new(I64)]);
+    sig.returns.push(AbiParam::new(I32));
+    sig
+}
+
+/// Drop the parts of the loop state of `fns` (loop functions `func` calls) that `func` never
+/// reads: `out` groups whose loads feed no effect, and the `in` stores of unexposed values
+/// whose output is dead. A register the loop only uses as scratch (overwritten before any
+/// read, as a GEMM's loaded operands) then adds nothing to the caller's live state.
+pub fn prune_loop_state(func: &mut Function, fns: &mut [LoopFn]) {
+    if fns.is_empty() {
+        return;
+    }
+    // The optional stores must not keep their own values live.
+    let optional: HashSet<Inst> = fns
+        .iter()
+        .flat_map(|f| f.state.unexposed.iter().zip(&f.in_stores).filter(|(u, _)| u.is_some()))
+        .flat_map(|(_, stores)| stores.iter().copied())
+        .collect();
+    let live = crate::dead_params::live_values(func, &optional);
+    let mut dead_stores: HashSet<Inst> = HashSet::new();
+    for f in fns.iter_mut() {
+        for (group, loads) in f.out_loads.iter().enumerate() {
+            f.state.live_out[group] = loads.iter().any(|v| live.contains(v));
+        }
+        for (group, out) in f.state.unexposed.iter().enumerate() {
+            if out.is_some_and(|out| !f.state.live_out[out]) {
+                dead_stores.extend(f.in_stores[group].iter().copied());
+            }
+        }
+    }
+    for inst in dead_stores {
+        func.layout.remove_inst(inst);
+    }
+}
+
+/// The body of the loop statement at `offset` in function `func`.
+fn loop_body(kernel: &Kernel, func: FuncId, offset: u32) -> Option<&[Stmt]> {
+    fn find(stmts: &[Stmt], offset: u32) -> Option<&[Stmt]> {
+        stmts.iter().find_map(|s| match &s.kind {
+            StmtKind::Loop { body, .. } if s.offset == offset => Some(body.as_slice()),
+            StmtKind::Loop { body, .. } => find(body, offset),
+            StmtKind::If { then_body, else_body, .. } => {
+                find(then_body, offset).or_else(|| find(else_body, offset))
+            }
+            _ => None,
+        })
+    }
+    find(&kernel.funcs.get(func)?.body, offset)
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// The state a loop with this body passes to its wave-major function, and its values now
+    /// (at the loop's entry).
+    pub(super) fn loop_entry(&mut self, body: &[Stmt]) -> (LoopState, Vec<Vec<Value>>) {
+        let state = self.loop_state(body);
+        let entry = self.state_groups(&state, false).iter().map(|vars| self.get(vars)).collect();
+        (state, entry)
+    }
+
+    /// Run the loop's wave-major function from the `entry` state; take the state it leaves.
+    pub(super) fn call_wave_major(
+        &mut self,
+        offset: u32,
+        func: FuncId,
+        state: LoopState,
+        entry: &[Vec<Value>],
+    ) {
+        let area = self.state_area(state.in_bytes() + state.out_bytes());
+        let in_stores = self.store_groups(entry, area, 0, state.stride());
+        let index = self.first_loop_fn + self.loop_fns.len();
+        let st = self.call_helper(helpers::wave_loop, index as u32, area, offset);
+        self.check_status(st);
+        let out_groups = self.state_groups(&state, true);
+        let out_loads = self.load_groups(&out_groups, area, state.in_bytes() as i32, state.stride());
+        self.loop_fns.push(LoopFn {
+            index,
+            func,
+            offset,
+            state,
+            in_stores,
+            out_loads,
+            maybe_empty: self.maybe_empty,
+            divergent_loops: self.divergent_loops,
+            call_divergent: self.call_divergent,
+            in_call: self.in_call
+                || self.cf.frames.iter().any(|f| matches!(f, super::control::Frame::Call { .. })),
+        });
+    }
+
+    /// The address of the stack area for loop state, grown to at least `bytes`.
+    fn state_area(&mut self, bytes: usize) -> Value {
+        let bytes = bytes as u32;
+        let slot = match self.state_area {
+            Some(slot) => {
+                let data = &mut self.b.func.sized_stack_slots[slot];
+                data.size = data.size.max(bytes);
+                slot
+            }
+            None => {
+                let slot =
+                    self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4));
+                self.state_area = Some(slot);
+                slot
+            }
+        };
+        self.b.ins().stack_addr(I64, slot, 0)
+    }
+
+    /// What a loop with this body reads and writes of the wave state.
+    fn loop_state(&self, body: &[Stmt]) -> LoopState {
+        let mut regs = vec![false; 256];
+        let mut preds = vec![false; self.preds.len()];
+        let mut note = |named: StateRef| {
+            let slot = match named {
+                StateRef::Reg(r) => regs.get_mut(r as usize),
+                StateRef::Pred(p) => preds.get_mut(p as usize),
+            };
+            if let Some(slot) = slot {
+                *slot = true;
+            }
+        };
+        wave_isa::ir::walk_block(body, 0, &mut |s, _| {
+            if let Some(g) = s.guard {
+                note(StateRef::Pred(g.index));
+            }
+            match &s.kind {
+                StmtKind::Op(inst) => inst.named_state(None).for_each(&mut note),
+                StmtKind::If { pred, .. } | StmtKind::Break { pred } | StmtKind::Continue { pred } => {
+                    note(StateRef::Pred(pred.index))
+                }
+                _ => {}
+            }
+        });
+        let written = written_state(body);
+        let regs: Vec<u32> = (0..256).filter(|&r| regs[r as usize] && self.has_register(r)).collect();
+        let preds: Vec<u32> = (0..preds.len() as u32).filter(|&p| preds[p as usize]).collect();
+        let written_regs: Vec<u32> = regs.iter().copied().filter(|&r| written.regs[r as usize]).collect();
+        let written_preds: Vec<u32> = preds.iter().copied().filter(|&p| written.preds[p as usize]).collect();
+        let exposed = exposed_state(body);
+        let out_group = |named: StateRef| match named {
+            StateRef::Reg(r) => written_regs.iter().position(|&w| w == r),
+            StateRef::Pred(p) => {
+                written_preds.iter().position(|&w| w == p as u32).map(|i| written_regs.len() + i)
+            }
+        };
+        let unexposed = regs
+            .iter()
+            .map(|&r| StateRef::Reg(r))
+            .chain(preds.iter().map(|&p| StateRef::Pred(p as u8)))
+            .map(|named| out_group(named).filter(|_| !exposed.contains(&named)))
+            .chain([None, None])
+            .collect();
+        let live_out = vec![true; written_regs.len() + written_preds.len() + 1];
+        LoopState { regs, preds, written_regs, written_preds, vectors: self.n, live_out, unexposed }
+    }
+
+    /// The variables of the state groups in their order in the area: the `in` groups, or
+    /// (`written`) the `out` groups.
+    fn state_groups(&self, state: &LoopState, written: bool) -> Vec<Vec<Variable>> {
+        let (regs, preds) =
+            if written { (&state.written_regs, &state.written_preds) } else { (&state.regs, &state.preds) };
+        let mut groups: Vec<Vec<Variable>> = regs.iter().map(|&r| self.reg_vars(r)).collect();
+        groups.extend(preds.iter().map(|&p| self.pred_vars(p)));
+        groups.push(self.exec.clone());
+        if !written {
+            groups.push(self.live.clone());
+        }
+        groups
+    }
+
+    /// Store the groups at `base + at`; returns the stores by group.
+    fn store_groups(&mut self, groups: &[Vec<Value>], base: Value, at: i32, stride: i32) -> Vec<Vec<Inst>> {
+        let flags = MemFlagsData::new().with_notrap();
+        let mut stores = Vec::with_capacity(groups.len());
+        for (g, values) in groups.iter().enumerate() {
+            let offset = |k: usize| at + g as i32 * stride + 16 * k as i32;
+            stores.push(
+                values
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &v)| self.b.ins().store(flags, v, base, offset(k)))
+                    .collect(),
+            );
+        }
+        stores
+    }
+
+    /// Load the groups from `base + at`; returns the loaded values by group.
+    fn load_groups(
+        &mut self,
+        groups: &[Vec<Variable>],
+        base: Value,
+        at: i32,
+        stride: i32,
+    ) -> Vec<Vec<Value>> {
+        let flags = MemFlagsData::new().with_notrap();
+        let mut loads = Vec::with_capacity(groups.len());
+        for (g, vars) in groups.iter().enumerate() {
+            let mut group = Vec::with_capacity(vars.len());
+            for (k, &var) in vars.iter().enumerate() {
+                let v = self.b.ins().load(I32X4, flags, base, at + g as i32 * stride + 16 * k as i32);
+                self.b.def_var(var, v);
+                group.push(v);
+            }
+            loads.push(group);
+        }
+        loads
+    }
+
+    /// The translator of loop function `f`: its state from the `in` area, in its context.
+    #[allow(clippy::too_many_arguments)]
+    pub fn for_loop(
+        b: FunctionBuilder<'f>,
+        kernel: &'a Kernel,
+        env: &'a dyn super::env::WaveEnv,
+        analyses: &'a Analyses,
+        flags: super::Flags,
+        call_conv: CallConv,
+        first_loop_fn: usize,
+        f: &LoopFn,
+    ) -> Translator<'a, 'f> {
+        let mut t = Translator::bare(b, kernel, env, analyses, flags, call_conv, first_loop_fn);
+        t.func = f.func;
+        t.maybe_empty = f.maybe_empty;
+        t.divergent_loops = f.divergent_loops;
+        t.call_divergent = f.call_divergent;
+        t.in_call = f.in_call;
+        let zero = t.zeros();
+        for &r in &f.state.regs {
+            t.regs[r as usize] = Some(t.new_vars(&zero));
+        }
+        // Predicates the body does not name are never read; they still need variables.
+        t.preds = (0..4).map(|_| t.new_vars(&zero)).collect();
+        t.exec = t.new_vars(&zero);
+        t.live = t.new_vars(&zero);
+        let groups = t.state_groups(&f.state, false);
+        t.load_groups(&groups, t.params[1], 0, f.state.stride());
+        t
+    }
+
+    /// Translate loop function `f` (with the translator from [`Translator::for_loop`]);
+    /// returns the loop functions it calls in turn.
+    pub fn translate_loop_fn(
+        mut self,
+        f: &LoopFn,
+        config: cranelift_codegen::isa::TargetFrontendConfig,
+    ) -> Result<Vec<LoopFn>, JitError> {
+        let body = loop_body(self.kernel, f.func, f.offset).ok_or_else(|| {
+            JitError::Codegen(format!("no loop at byte 0x{:x} of function {}", f.offset, f.func))
+        })?;
+        let output = self.params[2];
+        self.b.set_srcloc(cranelift_codegen::ir::SourceLoc::new(f.offset));
+        self.loop_wave(f.offset, body, f.func)?;
+        let groups = self.state_groups(&f.state, true);
+        let values: Vec<Vec<Value>> = groups
+            .iter()
+            .zip(&f.state.live_out)
+            .map(|(vars, &live)| if live { self.get(vars) } else { Vec::new() })
+            .collect();
+        self.store_groups(&values, output, 0, f.state.stride());
+        let fns = std::mem::take(&mut self.loop_fns);
+        self.finish(config);
+        Ok(fns)
+    }
+}
+
+/// The registers and predicates some read in the body may see with the value the loop was
+/// entered with: read before an unguarded write at the body's top level (lanes only leave
+/// during a trip, so every lane still active at a later read passed that write).
+fn exposed_state(body: &[Stmt]) -> Vec<StateRef> {
+    let mut defined: Vec<StateRef> = Vec::new();
+    let mut exposed: Vec<StateRef> = Vec::new();
+    for s in body {
+        wave_isa::ir::walk_block(std::slice::from_ref(s), 0, &mut |t, _| {
+            let mut reads: Vec<StateRef> = t.guard.iter().map(|g| StateRef::Pred(g.index)).collect();
+            match &t.kind {
+                StmtKind::Op(inst) => reads.extend(inst.named_state(Some(Role::Use))),
+                StmtKind::If { pred, .. } | StmtKind::Break { pred } | StmtKind::Continue { pred } => {
+                    reads.push(StateRef::Pred(pred.index))
+                }
+                _ => {}
+            }
+            exposed.extend(reads.into_iter().filter(|r| !defined.contains(r)));
+        });
+        if let (StmtKind::Op(inst), None) = (&s.kind, s.guard) {
+            defined.extend(inst.named_state(Some(Role::Def)));
+        }
+    }
+    exposed
+}
