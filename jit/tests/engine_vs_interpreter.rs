@@ -590,6 +590,28 @@ fn assembled(source: &str) -> wave_isa::Kernel {
     wave_isa::module::Module::from_wbin(&file).unwrap().kernel("k").unwrap().clone()
 }
 
+type Outcome = Result<(), wave_runtime::RunError>;
+
+/// Run both engines on a 64 KiB device whose first `count` words are `word(i)`; their
+/// results and final memories.
+fn run_both_on_words(
+    k: &wave_isa::Kernel,
+    d: &Dispatch,
+    count: usize,
+    word: impl Fn(usize) -> u32,
+) -> (Outcome, Outcome, Vec<u8>, Vec<u8>) {
+    use wave_runtime::Engine;
+    let mut a = wave_runtime::Device::new(1 << 16).unwrap();
+    for (i, bytes) in a.bytes_mut()[..4 * count].chunks_mut(4).enumerate() {
+        bytes.copy_from_slice(&word(i).to_le_bytes());
+    }
+    let mut b = wave_runtime::Device::new(1 << 16).unwrap();
+    b.bytes_mut().copy_from_slice(a.bytes());
+    let ra = wave_runtime::Interpreter::new().run(k, d, &mut a).map(|_| ());
+    let rb = wave_jit_codegen::JitEngine.run(k, d, &mut b).map(|_| ());
+    (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
+}
+
 /// A bail-out runs the loop's wave-major function (compiled on first use) from the loop's
 /// entry state, which the caller stores only where some later read can see it. `r5` holds a
 /// NaN in some lanes, so vectors with such lanes bail out at the loop's end. `r6` is written
@@ -633,26 +655,15 @@ fn loop_function_keeps_live_entry_state() {
     for w in WIDTHS {
         for threads in [64, 36] {
             let d = Dispatch { wave_width: w, ..dispatch(1, threads) };
-            let mut a = wave_runtime::Device::new(1 << 16).unwrap();
-            for (i, word) in a.bytes_mut()[..0x100].chunks_mut(4).enumerate() {
-                let bits: u32 = if i % 5 == 2 { 0x7fc0_0000 | i as u32 } else { (i as f32).to_bits() };
-                word.copy_from_slice(&bits.to_le_bytes());
-            }
-            let mut b = wave_runtime::Device::new(1 << 16).unwrap();
-            b.bytes_mut().copy_from_slice(a.bytes());
-            use wave_runtime::Engine;
-            let ra = wave_runtime::Interpreter::new().run(&k, &d, &mut a).map(|_| ());
-            let rb = wave_jit_codegen::JitEngine.run(&k, &d, &mut b).map(|_| ());
+            let nan_or_index =
+                |i: usize| if i % 5 == 2 { 0x7fc0_0000 | i as u32 } else { (i as f32).to_bits() };
+            let (ra, rb, a, b) = run_both_on_words(&k, &d, 64, nan_or_index);
             assert_eq!(ra, rb, "W={w}, {threads} threads");
             let word = |m: &[u8], at: usize| u32::from_le_bytes(m[at..at + 4].try_into().unwrap());
             for lane in 0..threads as usize {
-                let kept = word(b.bytes(), 0x2000 + 4 * lane);
-                assert_eq!(word(a.bytes(), 0x2000 + 4 * lane), kept, "W={w}, lane {lane}: r6 after the loop");
-                assert_eq!(
-                    word(a.bytes(), 0x1000 + 4 * lane),
-                    word(b.bytes(), 0x1000 + 4 * lane),
-                    "W={w}: r5"
-                );
+                let kept = word(&b, 0x2000 + 4 * lane);
+                assert_eq!(word(&a, 0x2000 + 4 * lane), kept, "W={w}, lane {lane}: r6 after the loop");
+                assert_eq!(word(&a, 0x1000 + 4 * lane), word(&b, 0x1000 + 4 * lane), "W={w}: r5");
             }
         }
     }
@@ -747,22 +758,14 @@ fn chunk_major_loops_match() {
     // NaNs in the inputs: 3 of every 7 words quiet or signalling NaNs with their own payloads.
     for w in WIDTHS {
         let d = Dispatch { wave_width: w, ..dispatch(1, 64) };
-        let mut a = wave_runtime::Device::new(1 << 16).unwrap();
-        for (i, word) in a.bytes_mut()[..0x400].chunks_mut(4).enumerate() {
-            let bits: u32 = match i % 7 {
-                3 | 4 => 0x7fc0_0000 | i as u32,
-                5 => 0xff80_0001 + i as u32,
-                _ => (1.0f32 + i as f32 / 16.0).to_bits(),
-            };
-            word.copy_from_slice(&bits.to_le_bytes());
-        }
-        let mut b = wave_runtime::Device::new(1 << 16).unwrap();
-        b.bytes_mut().copy_from_slice(a.bytes());
-        use wave_runtime::Engine;
-        let ra = wave_runtime::Interpreter::new().run(&k, &d, &mut a).map(|_| ());
-        let rb = wave_jit_codegen::JitEngine.run(&k, &d, &mut b).map(|_| ());
+        let nans = |i: usize| match i % 7 {
+            3 | 4 => 0x7fc0_0000 | i as u32,
+            5 => 0xff80_0001 + i as u32,
+            _ => (1.0f32 + i as f32 / 16.0).to_bits(),
+        };
+        let (ra, rb, a, b) = run_both_on_words(&k, &d, 0x100, nans);
         assert_eq!(ra, rb, "W={w}");
-        assert!(a.bytes() == b.bytes(), "W={w}: memory differs with NaN inputs");
+        assert!(a == b, "W={w}: memory differs with NaN inputs");
     }
 
     let fault = r#"
