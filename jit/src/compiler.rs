@@ -14,6 +14,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::Module;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use wave_isa::{Kernel, StmtKind};
@@ -22,17 +23,88 @@ use wave_isa::{Kernel, StmtKind};
 pub type WaveFn = unsafe extern "C" fn(*mut WaveCtx) -> u32;
 
 /// One compiled kernel.
+///
+/// A large entry function is compiled in two tiers: first with Cranelift's single-pass
+/// register allocator (a fraction of the compile time, slower code), then, on a thread of its
+/// own, with the backtracking allocator; the optimized code takes over for the waves that
+/// start after it is ready. Both tiers come from the same CLIF, so they compute the same
+/// results; the register allocator is most of the compile time of a large kernel (a GEMM's
+/// chunk-major loops at W = 32), and a short dispatch should not wait for it.
 pub struct Compiled {
-    pub entry: WaveFn,
-    /// The loop functions `entry` calls on a bail-out (`WaveCtx::lazy_loops`).
+    /// The entry function waves start in now (a [`WaveFn`]).
+    entry: AtomicUsize,
+    /// The loop functions the entry calls on a bail-out (`WaveCtx::lazy_loops`).
     pub lazy: LazyLoops,
     /// Whether the kernel has barriers (waves then run as fibers).
     pub has_barrier: bool,
-    /// Time spent in translation + Cranelift.
+    /// Time until the first runnable code: translation and the first tier.
     pub compile_time: Duration,
-    /// Owns the code memory `entry` points into.
-    _module: ModuleOwner,
+    /// When the optimized tier took over (time since the compile began), or why it could
+    /// not; set with the first tier when that is the optimized one.
+    optimized: OnceLock<Result<Duration, String>>,
+    /// Own the code memory of both tiers (waves may still run the first).
+    modules: Mutex<Vec<ModuleOwner>>,
 }
+
+impl Compiled {
+    /// The entry function of the best tier ready now.
+    pub fn entry(&self) -> WaveFn {
+        let ptr = self.entry.load(Ordering::Acquire) as *const u8;
+        // SAFETY: `entry` only ever holds the address of a finalized function declared with
+        // exactly this signature (one i64 pointer in, an i32 status out) in the ISA's default
+        // calling convention, which is "C" here; its module lives in `modules`.
+        unsafe { std::mem::transmute::<*const u8, WaveFn>(ptr) }
+    }
+
+    /// Wait until the optimized tier runs; its time since the compile began.
+    pub fn wait_optimized(&self) -> Result<Duration, String> {
+        self.optimized.wait().clone()
+    }
+
+    /// Whether the first tier was the quick one.
+    pub fn tiered(&self) -> bool {
+        self.optimized.get().is_none_or(|t| t.as_ref().is_ok_and(|&t| t > self.compile_time))
+    }
+
+    fn install_optimized(&self, result: Result<(usize, ModuleOwner), String>, begun: Instant) {
+        let time = result.map(|(entry, module)| {
+            self.modules.lock().unwrap_or_else(|e| e.into_inner()).push(module);
+            self.entry.store(entry, Ordering::Release);
+            begun.elapsed()
+        });
+        let _ = self.optimized.set(time);
+    }
+}
+
+/// How entry functions are compiled (see [`Compiled`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tiering {
+    /// Large functions quick first and optimized in the background; small ones optimized.
+    Auto,
+    /// The quick tier only (to test its code).
+    QuickOnly,
+    /// The optimized tier only.
+    OptimizedOnly,
+}
+
+static TIERING: AtomicU8 = AtomicU8::new(0);
+
+/// Choose how entry functions compiled from now on are tiered (process-wide).
+pub fn set_tiering(tiering: Tiering) {
+    TIERING.store(tiering as u8, Ordering::Relaxed);
+}
+
+fn tiering() -> Tiering {
+    match TIERING.load(Ordering::Relaxed) {
+        1 => Tiering::QuickOnly,
+        2 => Tiering::OptimizedOnly,
+        _ => Tiering::Auto,
+    }
+}
+
+/// Entry functions of at least this many CLIF instructions get a quick tier first (below it
+/// the optimized compile takes a few milliseconds).
+const QUICK_TIER_MIN_INSTS: usize = 2500;
 
 /// Keeps the JIT module (and so the code) alive.
 struct ModuleOwner(#[allow(dead_code)] JITModule);
@@ -77,30 +149,50 @@ pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError>
             return Ok(e.compiled.clone());
         }
     }
-    let compiled = Arc::new(compile_uncached(kernel, flags)?);
+    let begun = Instant::now();
+    let (compiled, background) = compile_uncached(kernel, flags)?;
+    let compiled = Arc::new(compiled);
+    if let Some(func) = background {
+        let target = compiled.clone();
+        let dump =
+            dump_stem(kernel, flags, None).map(|d| d.with_file_name(format!("{}_optimized", file_name(&d))));
+        std::thread::spawn(move || {
+            let result = std::panic::catch_unwind(|| define_alone(func, false, dump.as_deref()))
+                .unwrap_or_else(|_| Err("the JIT panicked".into()));
+            target.install_optimized(result, begun);
+        });
+    }
     let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
     cache.push(CacheEntry { hash, flags, kernel: kernel.clone(), compiled: compiled.clone() });
     Ok(compiled)
 }
 
-/// The host ISA with native features and `opt_level=speed` (built once).
-pub fn host_isa() -> Result<OwnedTargetIsa, JitError> {
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The host ISA with native features and `opt_level=speed` (built once), with the
+/// backtracking register allocator, or (`quick`) the single-pass one.
+pub fn host_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
     static ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
-    ISA.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        if !std::arch::is_x86_feature_detected!("sse4.1") {
-            return Err(JitError::Host("SSE4.1 is required (vector rounding and blends)".into()));
-        }
-        let mut f = settings::builder();
-        let set = |f: &mut settings::Builder, k: &str, v: &str| {
-            f.set(k, v).map_err(|e| JitError::Codegen(format!("setting {k}={v}: {e}")))
-        };
-        set(&mut f, "opt_level", "speed")?;
-        set(&mut f, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
-        let builder = cranelift_native::builder().map_err(|e| JitError::Host(e.to_string()))?;
-        builder.finish(settings::Flags::new(f)).map_err(|e| JitError::Host(e.to_string()))
-    })
-    .clone()
+    static QUICK_ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
+    (if quick { &QUICK_ISA } else { &ISA })
+        .get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            if !std::arch::is_x86_feature_detected!("sse4.1") {
+                return Err(JitError::Host("SSE4.1 is required (vector rounding and blends)".into()));
+            }
+            let mut f = settings::builder();
+            let set = |f: &mut settings::Builder, k: &str, v: &str| {
+                f.set(k, v).map_err(|e| JitError::Codegen(format!("setting {k}={v}: {e}")))
+            };
+            set(&mut f, "opt_level", "speed")?;
+            set(&mut f, "regalloc_algorithm", if quick { "single_pass" } else { "backtracking" })?;
+            set(&mut f, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
+            let builder = cranelift_native::builder().map_err(|e| JitError::Host(e.to_string()))?;
+            builder.finish(settings::Flags::new(f)).map_err(|e| JitError::Host(e.to_string()))
+        })
+        .clone()
 }
 
 /// Whether a kernel contains a barrier anywhere (its waves then need fibers).
@@ -110,53 +202,84 @@ pub fn has_barrier(kernel: &Kernel) -> bool {
     found
 }
 
-fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<Compiled, JitError> {
+/// Compile `kernel`'s entry function; with a quick first tier, also the CLIF to compile
+/// optimized in the background.
+fn compile_uncached(
+    kernel: &Kernel,
+    flags: Flags,
+) -> Result<(Compiled, Option<cranelift_codegen::ir::Function>), JitError> {
     if ![4, 8, 16, 32, 64].contains(&flags.width) {
         return Err(JitError::Unsupported(format!("wave width {}", flags.width)));
     }
     let start = Instant::now();
-    let isa = host_isa()?;
+    let isa = host_isa(false)?;
     let call_conv = isa.default_call_conv();
     let config = isa.frontend_config();
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
-    let mut ctx = module.make_context();
-    ctx.func.signature.call_conv = call_conv;
-    ctx.func.signature.params.push(AbiParam::new(I64));
-    ctx.func.signature.returns.push(AbiParam::new(I32));
+    let mut func = cranelift_codegen::ir::Function::new();
+    func.signature.call_conv = call_conv;
+    func.signature.params.push(AbiParam::new(I64));
+    func.signature.returns.push(AbiParam::new(I32));
     let mut fctx = FunctionBuilderContext::new();
     let analyses = Analyses::new(kernel, flags);
     let mut loop_fns = {
-        let fb = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let fb = FunctionBuilder::new(&mut func, &mut fctx);
         let mut t = Translator::new(fb, kernel, &CtxEnv, &analyses, flags, call_conv);
         t.translate()?;
         let fns = std::mem::take(&mut t.loop_fns);
         t.finish(config);
         fns
     };
-    prune_loop_state(&mut ctx.func, &mut loop_fns);
-    let dump = dump_stem(kernel, flags, None);
-    let id = define(&mut module, &mut ctx, dump.as_deref())?;
-    module.finalize_definitions().map_err(|e| JitError::Codegen(e.to_string()))?;
-    let ptr = module.get_finalized_function(id);
-    if let Some(stem) = &dump {
-        // Where the code was loaded, to place `perf` samples in the `.bin` (best effort).
-        let _ = std::fs::write(stem.with_extension("addr"), format!("{:x}\n", ptr as usize));
+    prune_loop_state(&mut func, &mut loop_fns);
+    let quick = match tiering() {
+        Tiering::Auto => {
+            func.layout.blocks().map(|b| func.layout.block_insts(b).count()).sum::<usize>()
+                >= QUICK_TIER_MIN_INSTS
+        }
+        Tiering::QuickOnly => true,
+        Tiering::OptimizedOnly => false,
+    };
+    let background = (quick && tiering() != Tiering::QuickOnly).then(|| func.clone());
+    let (entry, module) =
+        define_alone(func, quick, dump_stem(kernel, flags, None).as_deref()).map_err(JitError::Codegen)?;
+    let compile_time = start.elapsed();
+    let optimized = OnceLock::new();
+    if !quick {
+        let _ = optimized.set(Ok(compile_time));
     }
-    // SAFETY: the function was declared with exactly this signature (one i64 pointer in,
-    // an i32 status out) in the ISA's default calling convention, which is "C" here.
-    let entry: WaveFn = unsafe { std::mem::transmute::<*const u8, WaveFn>(ptr) };
-    Ok(Compiled {
-        entry,
+    let compiled = Compiled {
+        entry: AtomicUsize::new(entry),
         has_barrier: has_barrier(kernel),
-        compile_time: start.elapsed(),
+        compile_time,
+        optimized,
         lazy: LazyLoops {
             kernel: kernel.clone(),
             flags,
             analyses,
             loops: Mutex::new(loop_fns.into_iter().map(|f| LazyLoop { f, code: None }).collect()),
         },
-        _module: ModuleOwner(module),
-    })
+        modules: Mutex::new(vec![module]),
+    };
+    Ok((compiled, background))
+}
+
+/// Compile `func` in a module of its own (the quick or the optimized tier); its address.
+fn define_alone(
+    func: cranelift_codegen::ir::Function,
+    quick: bool,
+    dump: Option<&std::path::Path>,
+) -> Result<(usize, ModuleOwner), String> {
+    let isa = host_isa(quick).map_err(|e| e.to_string())?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
+    let mut ctx = module.make_context();
+    ctx.func = func;
+    let id = define(&mut module, &mut ctx, dump).map_err(|e| e.to_string())?;
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let ptr = module.get_finalized_function(id) as usize;
+    if let Some(stem) = dump {
+        // Where the code was loaded, to place `perf` samples in the `.bin` (best effort).
+        let _ = std::fs::write(stem.with_extension("addr"), format!("{ptr:x}\n"));
+    }
+    Ok((ptr, ModuleOwner(module)))
 }
 
 /// Developer aid: with WAVE_JIT_DUMP=DIR, where a function's CLIF (`@pc` marks each
@@ -252,7 +375,7 @@ impl LazyLoops {
 
     #[allow(clippy::type_complexity)]
     fn compile(&self, f: &LoopFn, first_new: usize) -> Result<(LoopFnPtr, ModuleOwner, Vec<LoopFn>), String> {
-        let isa = host_isa().map_err(|e| e.to_string())?;
+        let isa = host_isa(false).map_err(|e| e.to_string())?;
         let call_conv = isa.default_call_conv();
         let config = isa.frontend_config();
         let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));

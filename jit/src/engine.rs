@@ -267,7 +267,7 @@ impl Worker {
                 let ctx: *mut WaveCtx = &mut *self.ctxs[wave];
                 // SAFETY: the context is fully initialised for this wave and points to live
                 // device/local memory and host state; the code was compiled for this layout.
-                let st = unsafe { (code.entry)(ctx) };
+                let st = unsafe { (code.entry())(ctx) };
                 if st != status::DONE {
                     return Err(fail(&self.hosts[wave], wave));
                 }
@@ -281,7 +281,7 @@ impl Worker {
     /// until its next barrier or its end. Returns the failing wave.
     fn run_fibers(&mut self, code: &Compiled, waves: usize) -> Result<(), usize> {
         let abort = AtomicBool::new(false);
-        let entry = code.entry;
+        let entry = code.entry();
         let mut fibers: Vec<Option<Coroutine<(), (), u32, DefaultStack>>> = Vec::with_capacity(waves);
         for wave in 0..waves {
             let stack = match self.stacks.pop() {

@@ -612,6 +612,19 @@ fn run_both_on_words(
     (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
 }
 
+/// A large kernel runs in the quick tier first and in the optimized one once it is ready;
+/// both compute what the interpreter computes.
+#[test]
+fn both_tiers_match_interpreter() {
+    let gemm = gemm_tiled();
+    let code = wave_jit_codegen::compile(&gemm, gemm_flags(32)).unwrap();
+    assert!(code.tiered(), "the tiled GEMM at W = 32 is compiled in two tiers");
+    check_gemm(&gemm, 32);
+    let optimized = code.wait_optimized().expect("the optimized tier compiles");
+    assert!(optimized >= code.compile_time);
+    check_gemm(&gemm, 32);
+}
+
 /// A bail-out runs the loop's wave-major function (compiled on first use) from the loop's
 /// entry state, which the caller stores only where some later read can see it. `r5` holds a
 /// NaN in some lanes, so vectors with such lanes bail out at the loop's end. `r6` is written

@@ -123,3 +123,47 @@ pub fn check(kernel: &Kernel, d: &Dispatch, device_size: u64) {
         );
     }
 }
+
+/// The bundled tiled GEMM kernel (`benches/kernels/gemm_tiled.wave`): large enough at W = 32
+/// for the JIT to compile it in two tiers.
+pub fn gemm_tiled() -> Kernel {
+    let source = include_str!("../../../benches/kernels/gemm_tiled.wave");
+    let file = wave_isa::asm::assemble(source, "gemm_tiled.wave").unwrap().file;
+    wave_isa::module::Module::from_wbin(&file).unwrap().kernel("gemm_tiled").unwrap().clone()
+}
+
+/// The flags `JitEngine` compiles [`gemm_tiled`] with in [`check_gemm`].
+pub fn gemm_flags(width: u32) -> wave_jit_codegen::Flags {
+    wave_jit_codegen::Flags { width, checked: true, fuel: false, workgroup: [16, 16, 1] }
+}
+
+/// [`gemm_tiled`] for N = 64 (one workgroup) at width `w` on both engines: finite inputs
+/// (the per-vector loops run to their end), then random bits (NaNs: bail-outs). Fails on any
+/// difference in results or memory.
+pub fn check_gemm(kernel: &Kernel, w: u32) {
+    const N: u32 = 64;
+    let bytes = N * N * 4;
+    let d = Dispatch {
+        grid: [1, 1, 1],
+        workgroup: [16, 16, 1],
+        wave_width: w,
+        registers: 64,
+        local_memory: 8192,
+        initial_registers: vec![(1, 0), (2, bytes), (3, 2 * bytes), (4, N)],
+        // No budget: the flags are then `gemm_flags`.
+        max_instructions: 0,
+        threads: 1,
+        ..Dispatch::default()
+    };
+    let mut a = Device::new(4 * bytes as u64).unwrap();
+    for (i, word) in a.bytes_mut()[..2 * bytes as usize].chunks_mut(4).enumerate() {
+        word.copy_from_slice(&((i * 37 % 101) as f32 / 16.0 - 3.0).to_bits().to_le_bytes());
+    }
+    let mut b = Device::new(4 * bytes as u64).unwrap();
+    b.bytes_mut().copy_from_slice(a.bytes());
+    let ra = Interpreter::new().run(kernel, &d, &mut a).map(|_| ());
+    let rb = JitEngine.run(kernel, &d, &mut b).map(|_| ());
+    assert_eq!(ra, rb, "gemm W={w}");
+    assert!(a.bytes() == b.bytes(), "gemm W={w}: memory differs");
+    check(kernel, &d, 4 * bytes as u64);
+}
