@@ -39,8 +39,10 @@ pub struct Compiled {
     pub has_barrier: bool,
     /// Time until the first runnable code: translation and the first tier.
     pub compile_time: Duration,
-    /// When the optimized tier took over (time since the compile began), or why it could
-    /// not; set with the first tier when that is the optimized one.
+    /// The first tier was the quick one.
+    quick_first: bool,
+    /// When the optimized tier took over (time since the compile began), or why it did not;
+    /// set with the first tier when that is the optimized one (or the only one).
     optimized: OnceLock<Result<Duration, String>>,
     /// Own the code memory of both tiers (waves may still run the first).
     modules: Mutex<Vec<ModuleOwner>>,
@@ -63,7 +65,7 @@ impl Compiled {
 
     /// Whether the first tier was the quick one.
     pub fn tiered(&self) -> bool {
-        self.optimized.get().is_none_or(|t| t.as_ref().is_ok_and(|&t| t > self.compile_time))
+        self.quick_first
     }
 
     fn install_optimized(&self, result: Result<(usize, ModuleOwner), String>, begun: Instant) {
@@ -149,18 +151,11 @@ pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError>
             return Ok(e.compiled.clone());
         }
     }
-    let begun = Instant::now();
-    let (compiled, background) = compile_uncached(kernel, flags)?;
+    let (compiled, optimized) = compile_uncached(kernel, flags)?;
     let compiled = Arc::new(compiled);
-    if let Some(func) = background {
-        let target = compiled.clone();
-        let dump =
-            dump_stem(kernel, flags, None).map(|d| d.with_file_name(format!("{}_optimized", file_name(&d))));
-        std::thread::spawn(move || {
-            let result = std::panic::catch_unwind(|| define_alone(func, false, dump.as_deref()))
-                .unwrap_or_else(|_| Err("the JIT panicked".into()));
-            target.install_optimized(result, begun);
-        });
+    if let Some(install) = optimized {
+        // The optimized tier's thread installs its code into this `Compiled` when ready.
+        let _ = install.send(compiled.clone());
     }
     let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
     cache.push(CacheEntry { hash, flags, kernel: kernel.clone(), compiled: compiled.clone() });
@@ -202,12 +197,13 @@ pub fn has_barrier(kernel: &Kernel) -> bool {
     found
 }
 
-/// Compile `kernel`'s entry function; with a quick first tier, also the CLIF to compile
-/// optimized in the background.
-fn compile_uncached(
-    kernel: &Kernel,
-    flags: Flags,
-) -> Result<(Compiled, Option<cranelift_codegen::ir::Function>), JitError> {
+/// The channel a background compile of the optimized tier waits on for the `Compiled` to
+/// install its code into.
+type InstallOptimized = std::sync::mpsc::Sender<Arc<Compiled>>;
+
+/// Compile `kernel`'s entry function. With a quick first tier, the optimized one is then
+/// compiled on a thread of its own, which installs it once it gets the `Compiled`.
+fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<InstallOptimized>), JitError> {
     if ![4, 8, 16, 32, 64].contains(&flags.width) {
         return Err(JitError::Unsupported(format!("wave width {}", flags.width)));
     }
@@ -242,12 +238,33 @@ fn compile_uncached(
     let (entry, module) =
         define_alone(func, quick, dump_stem(kernel, flags, None).as_deref()).map_err(JitError::Codegen)?;
     let compile_time = start.elapsed();
+    // The optimized tier starts once the quick one is done, so that the first code is ready
+    // as soon as can be (on two cores, the two compiles side by side slow the quick one).
+    let optimized_tier = background.map(|func| {
+        let (install, installer) = std::sync::mpsc::channel::<Arc<Compiled>>();
+        let dump =
+            dump_stem(kernel, flags, None).map(|d| d.with_file_name(format!("{}_optimized", file_name(&d))));
+        std::thread::spawn(move || {
+            let result = std::panic::catch_unwind(|| define_alone(func, false, dump.as_deref()))
+                .unwrap_or_else(|_| Err("the JIT panicked".into()));
+            // No `Compiled` comes if the kernel's compile failed after all: nothing to install.
+            if let Ok(target) = installer.recv() {
+                target.install_optimized(result, start);
+            }
+        });
+        install
+    });
     let optimized = OnceLock::new();
-    if !quick {
-        let _ = optimized.set(Ok(compile_time));
+    if optimized_tier.is_none() {
+        let _ = optimized.set(if quick {
+            Err("only the quick tier was asked for".into())
+        } else {
+            Ok(compile_time)
+        });
     }
     let compiled = Compiled {
         entry: AtomicUsize::new(entry),
+        quick_first: quick,
         has_barrier: has_barrier(kernel),
         compile_time,
         optimized,
@@ -259,7 +276,7 @@ fn compile_uncached(
         },
         modules: Mutex::new(vec![module]),
     };
-    Ok((compiled, background))
+    Ok((compiled, optimized_tier))
 }
 
 /// Compile `func` in a module of its own (the quick or the optimized tier); its address.
