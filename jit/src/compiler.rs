@@ -226,7 +226,8 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         fns
     };
     prune_loop_state(&mut func, &mut loop_fns);
-    let quick = match tiering() {
+    let tiering = tiering();
+    let quick = match tiering {
         Tiering::Auto => {
             func.layout.blocks().map(|b| func.layout.block_insts(b).count()).sum::<usize>()
                 >= QUICK_TIER_MIN_INSTS
@@ -234,17 +235,17 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         Tiering::QuickOnly => true,
         Tiering::OptimizedOnly => false,
     };
-    let background = (quick && tiering() != Tiering::QuickOnly).then(|| func.clone());
+    let background = (quick && tiering != Tiering::QuickOnly).then(|| func.clone());
     let (entry, module) =
         define_alone(func, quick, dump_stem(kernel, flags, None).as_deref()).map_err(JitError::Codegen)?;
     let compile_time = start.elapsed();
     // The optimized tier starts once the quick one is done, so that the first code is ready
     // as soon as can be (on two cores, the two compiles side by side slow the quick one).
-    let optimized_tier = background.map(|func| {
+    let optimized_tier = background.and_then(|func| {
         let (install, installer) = std::sync::mpsc::channel::<Arc<Compiled>>();
         let dump =
             dump_stem(kernel, flags, None).map(|d| d.with_file_name(format!("{}_optimized", file_name(&d))));
-        std::thread::spawn(move || {
+        let spawned = std::thread::Builder::new().name("wave-jit optimized tier".into()).spawn(move || {
             let result = std::panic::catch_unwind(|| define_alone(func, false, dump.as_deref()))
                 .unwrap_or_else(|_| Err("the JIT panicked".into()));
             // No `Compiled` comes if the kernel's compile failed after all: nothing to install.
@@ -252,14 +253,15 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
                 target.install_optimized(result, start);
             }
         });
-        install
+        // No thread to be had: the quick tier stays (the reason is recorded below).
+        spawned.ok().map(|_| install)
     });
     let optimized = OnceLock::new();
     if optimized_tier.is_none() {
-        let _ = optimized.set(if quick {
-            Err("only the quick tier was asked for".into())
-        } else {
-            Ok(compile_time)
+        let _ = optimized.set(match (quick, tiering) {
+            (false, _) => Ok(compile_time),
+            (true, Tiering::QuickOnly) => Err("only the quick tier was asked for".into()),
+            (true, _) => Err("no thread for the optimized tier".into()),
         });
     }
     let compiled = Compiled {
@@ -371,9 +373,10 @@ impl LazyLoops {
             // On a thread of its own: a wave may run on a fiber, whose stack is small for
             // Cranelift.
             let compiled = std::thread::scope(|s| {
-                s.spawn(|| self.compile(&f, first_new))
-                    .join()
-                    .unwrap_or_else(|_| Err("the JIT panicked".into()))
+                match std::thread::Builder::new().spawn_scoped(s, || self.compile(&f, first_new)) {
+                    Ok(thread) => thread.join().unwrap_or_else(|_| Err("the JIT panicked".into())),
+                    Err(e) => Err(format!("no thread to compile on: {e}")),
+                }
             });
             let (code, more) = match compiled {
                 Ok((ptr, module, more)) => (Ok((ptr, module)), more),
