@@ -5,120 +5,11 @@
 mod common;
 
 use common::*;
-use wave_isa::opcodes::{Class, Kind, Role, OPS};
 use wave_isa::{Instruction, Op, SpecialReg};
 use wave_runtime::{Dispatch, RunErrorKind};
 
-/// r4 = global thread id (x), r1 = thread id, r2 = workgroup id, r3 = workgroup size.
-fn prologue() -> Vec<Instruction> {
-    vec![
-        mov_sr(1, SpecialReg::ThreadIdX),
-        mov_sr(2, SpecialReg::WorkgroupIdX),
-        mov_sr(3, SpecialReg::WorkgroupSizeX),
-        ins(Op::Imad, &[4, 2, 3, 1]),
-    ]
-}
-
 fn dispatch(grid: u32, threads: u32) -> Dispatch {
     Dispatch { grid: [grid, 1, 1], workgroup: [threads, 1, 1], threads: 1, ..Dispatch::default() }
-}
-
-/// Data ops whose operands are registers (and predicates) only.
-fn data_ops() -> Vec<Op> {
-    OPS.iter()
-        .filter(|i| {
-            matches!(
-                i.class,
-                Class::Integer
-                    | Class::Float
-                    | Class::Half
-                    | Class::BFloat
-                    | Class::Double
-                    | Class::Bitwise
-                    | Class::Compare
-                    | Class::Select
-                    | Class::Convert
-            ) || i.op == Op::Mov
-        })
-        .map(|i| i.op)
-        .collect()
-}
-
-/// r10..r17 = the 8 words at r5 (r5 advances past them, r8 = 4); p1 and p3 from comparing
-/// them: divergent guards for the data ops.
-fn load_inputs(k: &mut Vec<Instruction>) {
-    k.push(mov_imm(8, 4));
-    for j in 0..8u32 {
-        k.push(ins(Op::DeviceLoadU32, &[10 + j, 5]));
-        k.push(ins(Op::Iadd, &[5, 5, 8]));
-    }
-    k.push(ins(Op::IcmpLt, &[1, 10, 11]));
-    k.push(ins(Op::UcmpLt, &[3, 12, 13]));
-}
-
-/// `op` writing r20 (and r21 for pairs) or p2, reading r10, r12, ... and p3; every odd one
-/// (by `n`) under `@p1` or `@!p1`.
-fn data_instruction(op: Op, n: usize) -> Instruction {
-    let mut vals = Vec::new();
-    let mut next_src = 10;
-    for spec in op.operands() {
-        vals.push(match (spec.role, spec.kind) {
-            (Role::Def, Kind::Pred) => 2,
-            (Role::Def, _) => 20,
-            (Role::Use, Kind::Pred) => 3,
-            (Role::Use, _) => {
-                let r = next_src;
-                next_src += 2;
-                r
-            }
-        });
-    }
-    let i = ins(op, &vals);
-    if n % 2 == 1 {
-        guarded(i, 1, n % 4 == 3)
-    } else {
-        i
-    }
-}
-
-/// Every data op on loaded (special-value-rich) inputs; odd ops run under `@p1`, a divergent
-/// predicate. Results stored per thread and op.
-fn alu_kernel() -> wave_isa::Kernel {
-    let ops = data_ops();
-    let mut k = prologue();
-    // r5 = gid * 32 (input), r6 = 0x10000 + gid * ops * 8 (output)
-    k.push(mov_imm(7, 32));
-    k.push(ins(Op::Imul, &[5, 4, 7]));
-    k.push(mov_imm(7, ops.len() as u32 * 12));
-    k.push(ins(Op::Imul, &[6, 4, 7]));
-    k.push(mov_imm(7, 0x10000));
-    k.push(ins(Op::Iadd, &[6, 6, 7]));
-    load_inputs(&mut k);
-    for (n, &op) in ops.iter().enumerate() {
-        k.push(data_instruction(op, n));
-        // Predicate results become values.
-        k.push(ins(Op::Select, &[22, 2, 10, 11]));
-        k.push(ins(Op::DeviceStoreU32, &[6, 20]));
-        k.push(ins(Op::Iadd, &[6, 6, 8]));
-        k.push(ins(Op::DeviceStoreU32, &[6, 21]));
-        k.push(ins(Op::Iadd, &[6, 6, 8]));
-        k.push(ins(Op::DeviceStoreU32, &[6, 22]));
-        k.push(ins(Op::Iadd, &[6, 6, 8]));
-    }
-    kernel("alu", &k)
-}
-
-/// The first difference in the ALU kernel's output, naming the op.
-fn alu_difference(ma: &[u8], mb: &[u8], ops: &[Op]) -> Option<String> {
-    let word = |m: &[u8], i: usize| u32::from_le_bytes(m[i..i + 4].try_into().unwrap());
-    (0..ma.len()).step_by(4).find_map(|i| {
-        let (a, b) = (word(ma, i), word(mb, i));
-        if a == b {
-            return None;
-        }
-        let op = (i >= 0x10000).then(|| ops[(i - 0x10000) / 12 % ops.len()]);
-        Some(format!("{:?} differs at 0x{i:x}: interpreter {a:08x}, JIT {b:08x}", op.map(Op::mnemonic)))
-    })
 }
 
 #[test]
@@ -135,23 +26,25 @@ fn every_data_op_matches() {
     }
 }
 
+/// A kernel with every data op is large enough at W = 32 to start in the quick tier: it
+/// matches the interpreter in that tier and again once the optimized code took over.
 #[test]
-fn compile_time_of_a_large_kernel() {
+fn large_kernel_matches_in_both_tiers() {
     let k = alu_kernel();
-    let n: usize = {
-        let mut c = 0;
-        k.walk(&mut |_, _, _| c += 1);
-        c
-    };
-    for w in [8, 32] {
-        let flags = wave_jit_codegen::Flags { width: w, checked: true, fuel: true, workgroup: [32, 1, 1] };
-        let start = std::time::Instant::now();
-        let c = wave_jit_codegen::compile(&k, flags).unwrap();
-        let total = start.elapsed();
-        eprintln!(
-            "compile time: {n} statements at W={w}: {:?} (translate+codegen {:?})",
-            total, c.compile_time
-        );
+    let ops = data_ops();
+    let d = Dispatch { wave_width: 32, ..dispatch(2, 70) };
+    let flags = wave_jit_codegen::Flags { width: 32, checked: true, fuel: true, workgroup: [70, 1, 1] };
+    let code = wave_jit_codegen::compile(&k, flags).unwrap();
+    assert!(code.tiered(), "every data op at W = 32 starts in the quick tier");
+    for tier in ["first", "optimized"] {
+        if tier == "optimized" {
+            code.wait_optimized().expect("the optimized tier compiles");
+        }
+        let (ra, rb, ma, mb) = run_both(&k, &d, 1 << 20, 5);
+        assert_eq!(ra, rb, "{tier} tier");
+        if let Some(msg) = alu_difference(&ma, &mb, &ops) {
+            panic!("{tier} tier: {msg}");
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The quick tier (single-pass register allocation, the first code of a large kernel) must
 //! compute what the interpreter computes. This test binary compiles everything in that tier
 //! only (`set_tiering` is process-wide, so it has a process of its own), and runs random
-//! programs and the tiled GEMM kernel against the interpreter.
+//! programs, every data op and the tiled GEMM kernel against the interpreter.
 
 mod common;
 
@@ -24,6 +24,22 @@ fn quick_tier_matches_interpreter() {
     match fuzz_diff_with(&wave_jit_codegen::jit_engine(), &Interpreter::new(), &options, &mut |_| {}) {
         Ok(report) => assert_eq!(report.programs, programs),
         Err(mismatch) => panic!("{mismatch}"),
+    }
+    // Every data op, on special-value-rich inputs under divergent guards.
+    let alu = common::alu_kernel();
+    for w in common::WIDTHS {
+        let d = wave_runtime::Dispatch {
+            grid: [2, 1, 1],
+            workgroup: [70, 1, 1],
+            wave_width: w,
+            threads: 1,
+            ..wave_runtime::Dispatch::default()
+        };
+        let (ra, rb, ma, mb) = common::run_both(&alu, &d, 1 << 20, 5);
+        assert_eq!(ra, rb, "W={w}");
+        if let Some(msg) = common::alu_difference(&ma, &mb, &common::data_ops()) {
+            panic!("W={w}: {msg}");
+        }
     }
     let gemm = common::gemm_tiled();
     for w in [8, 32, 64] {

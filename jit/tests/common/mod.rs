@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use wave_isa::ir::build_kernel;
-use wave_isa::{Instruction, Kernel, KernelMeta, Op, PredRef};
+use wave_isa::opcodes::{Class, Kind, Role, OPS};
+use wave_isa::{Instruction, Kernel, KernelMeta, Op, PredRef, SpecialReg};
 use wave_jit_codegen::JitEngine;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError};
 
@@ -166,4 +167,112 @@ pub fn check_gemm(kernel: &Kernel, w: u32) {
     assert_eq!(ra, rb, "gemm W={w}");
     assert!(a.bytes() == b.bytes(), "gemm W={w}: memory differs");
     check(kernel, &d, 4 * bytes as u64);
+}
+
+/// r4 = global thread id (x), r1 = thread id, r2 = workgroup id, r3 = workgroup size.
+pub fn prologue() -> Vec<Instruction> {
+    vec![
+        mov_sr(1, SpecialReg::ThreadIdX),
+        mov_sr(2, SpecialReg::WorkgroupIdX),
+        mov_sr(3, SpecialReg::WorkgroupSizeX),
+        ins(Op::Imad, &[4, 2, 3, 1]),
+    ]
+}
+
+/// Data ops whose operands are registers (and predicates) only.
+pub fn data_ops() -> Vec<Op> {
+    OPS.iter()
+        .filter(|i| {
+            matches!(
+                i.class,
+                Class::Integer
+                    | Class::Float
+                    | Class::Half
+                    | Class::BFloat
+                    | Class::Double
+                    | Class::Bitwise
+                    | Class::Compare
+                    | Class::Select
+                    | Class::Convert
+            ) || i.op == Op::Mov
+        })
+        .map(|i| i.op)
+        .collect()
+}
+
+/// r10..r17 = the 8 words at r5 (r5 advances past them, r8 = 4); p1 and p3 from comparing
+/// them: divergent guards for the data ops.
+pub fn load_inputs(k: &mut Vec<Instruction>) {
+    k.push(mov_imm(8, 4));
+    for j in 0..8u32 {
+        k.push(ins(Op::DeviceLoadU32, &[10 + j, 5]));
+        k.push(ins(Op::Iadd, &[5, 5, 8]));
+    }
+    k.push(ins(Op::IcmpLt, &[1, 10, 11]));
+    k.push(ins(Op::UcmpLt, &[3, 12, 13]));
+}
+
+/// `op` writing r20 (and r21 for pairs) or p2, reading r10, r12, ... and p3; every odd one
+/// (by `n`) under `@p1` or `@!p1`.
+pub fn data_instruction(op: Op, n: usize) -> Instruction {
+    let mut vals = Vec::new();
+    let mut next_src = 10;
+    for spec in op.operands() {
+        vals.push(match (spec.role, spec.kind) {
+            (Role::Def, Kind::Pred) => 2,
+            (Role::Def, _) => 20,
+            (Role::Use, Kind::Pred) => 3,
+            (Role::Use, _) => {
+                let r = next_src;
+                next_src += 2;
+                r
+            }
+        });
+    }
+    let i = ins(op, &vals);
+    if n % 2 == 1 {
+        guarded(i, 1, n % 4 == 3)
+    } else {
+        i
+    }
+}
+
+/// Every data op on loaded (special-value-rich) inputs; odd ops run under `@p1`, a divergent
+/// predicate. Results stored per thread and op.
+pub fn alu_kernel() -> wave_isa::Kernel {
+    let ops = data_ops();
+    let mut k = prologue();
+    // r5 = gid * 32 (input), r6 = 0x10000 + gid * ops * 8 (output)
+    k.push(mov_imm(7, 32));
+    k.push(ins(Op::Imul, &[5, 4, 7]));
+    k.push(mov_imm(7, ops.len() as u32 * 12));
+    k.push(ins(Op::Imul, &[6, 4, 7]));
+    k.push(mov_imm(7, 0x10000));
+    k.push(ins(Op::Iadd, &[6, 6, 7]));
+    load_inputs(&mut k);
+    for (n, &op) in ops.iter().enumerate() {
+        k.push(data_instruction(op, n));
+        // Predicate results become values.
+        k.push(ins(Op::Select, &[22, 2, 10, 11]));
+        k.push(ins(Op::DeviceStoreU32, &[6, 20]));
+        k.push(ins(Op::Iadd, &[6, 6, 8]));
+        k.push(ins(Op::DeviceStoreU32, &[6, 21]));
+        k.push(ins(Op::Iadd, &[6, 6, 8]));
+        k.push(ins(Op::DeviceStoreU32, &[6, 22]));
+        k.push(ins(Op::Iadd, &[6, 6, 8]));
+    }
+    kernel("alu", &k)
+}
+
+/// The first difference in the ALU kernel's output, naming the op.
+pub fn alu_difference(ma: &[u8], mb: &[u8], ops: &[Op]) -> Option<String> {
+    let word = |m: &[u8], i: usize| u32::from_le_bytes(m[i..i + 4].try_into().unwrap());
+    (0..ma.len()).step_by(4).find_map(|i| {
+        let (a, b) = (word(ma, i), word(mb, i));
+        if a == b {
+            return None;
+        }
+        let op = (i >= 0x10000).then(|| ops[(i - 0x10000) / 12 % ops.len()]);
+        Some(format!("{:?} differs at 0x{i:x}: interpreter {a:08x}, JIT {b:08x}", op.map(Op::mnemonic)))
+    })
 }
