@@ -63,6 +63,11 @@ impl Compiled {
         self.optimized.wait().clone()
     }
 
+    /// When the optimized tier took over (or why it did not), if that is settled yet.
+    pub fn optimized_time(&self) -> Option<Result<Duration, String>> {
+        self.optimized.get().cloned()
+    }
+
     /// Whether the first tier was the quick one.
     pub fn tiered(&self) -> bool {
         self.quick_first

@@ -33,6 +33,31 @@ pub struct RunParams {
     pub checked: bool,
 }
 
+impl RunParams {
+    /// What the code for this dispatch is compiled for.
+    pub fn flags(&self) -> Flags {
+        Flags {
+            width: self.width,
+            checked: self.checked,
+            fuel: self.max_instructions > 0,
+            workgroup: self.workgroup,
+        }
+    }
+
+    fn of(launch: &wave_runtime::Launch) -> RunParams {
+        RunParams {
+            grid: launch.grid,
+            workgroup: launch.workgroup,
+            width: launch.wave_width,
+            local_memory: launch.local_memory,
+            initial_registers: launch.initial_registers.clone(),
+            max_instructions: launch.max_instructions,
+            threads: launch.threads,
+            checked: !launch.unchecked,
+        }
+    }
+}
+
 /// Where and why a dispatch stopped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunFailure {
@@ -71,9 +96,7 @@ unsafe impl Sync for DeviceView {}
 
 /// Run a kernel on the JIT.
 pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<RunCounts, RunOutcome> {
-    let flags =
-        Flags { width: p.width, checked: p.checked, fuel: p.max_instructions > 0, workgroup: p.workgroup };
-    let code = compile(kernel, flags).map_err(RunOutcome::Jit)?;
+    let code = compile(kernel, p.flags()).map_err(RunOutcome::Jit)?;
     let total = p.grid.iter().map(|&g| g as u64).product::<u64>();
     let tpw: u32 = p.workgroup.iter().product();
     let waves = tpw.div_ceil(p.width) as u64;
@@ -352,6 +375,17 @@ pub fn jit_engine() -> JitEngine {
 }
 
 impl JitEngine {
+    /// The compiled code `run` uses for this dispatch (from the cache once it ran).
+    pub fn code_for(
+        &self,
+        kernel: &Kernel,
+        dispatch: &wave_runtime::Dispatch,
+        device: &wave_runtime::Device,
+    ) -> Result<Arc<Compiled>, String> {
+        let launch = wave_runtime::resolve(kernel, dispatch, device).map_err(|e| e.to_string())?;
+        compile(kernel, RunParams::of(&launch).flags()).map_err(|e| e.to_string())
+    }
+
     /// Run and also return the JIT's own counters (compile time, waves).
     pub fn run_counted(
         &self,
@@ -363,16 +397,7 @@ impl JitEngine {
         let name = kernel.meta.name.as_str();
         let launch = wave_runtime::resolve(kernel, dispatch, device)
             .map_err(|e| RunError::before_run(name, RunErrorKind::Dispatch(e)))?;
-        let params = RunParams {
-            grid: launch.grid,
-            workgroup: launch.workgroup,
-            width: launch.wave_width,
-            local_memory: launch.local_memory,
-            initial_registers: launch.initial_registers.clone(),
-            max_instructions: launch.max_instructions,
-            threads: launch.threads,
-            checked: !launch.unchecked,
-        };
+        let params = RunParams::of(&launch);
         let view = DeviceView { size: device.size(), window: device.window_ptr() };
         run_kernel(kernel, &params, view).map_err(|outcome| match outcome {
             RunOutcome::Jit(e) => {

@@ -310,8 +310,10 @@ pub fn run(args: RunArgs) -> CliResult {
         .and_then(|()| stdout.flush())
         .map_err(|e| format!("cannot write output: {e}"))?;
     if std::io::stderr().is_terminal() {
+        let compiled =
+            if engine.name() == "jit" { jit_compile_text(kernel, &dispatch, &device) } else { String::new() };
         eprintln!(
-            "wave-jit: kernel `{}` on {}: {} workgroups, {} wave-instructions in {:.3} ms",
+            "wave-jit: kernel `{}` on {}: {} workgroups, {} wave-instructions in {:.3} ms{compiled}",
             kernel.meta.name,
             engine.name(),
             stats.workgroups,
@@ -320,6 +322,23 @@ pub fn run(args: RunArgs) -> CliResult {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The JIT's compile times for the summary line: until the first code, and until the
+/// optimized code of a kernel compiled in two tiers took over (if it has by now).
+fn jit_compile_text(kernel: &wave_isa::Kernel, dispatch: &Dispatch, device: &Device) -> String {
+    let Ok(code) = wave_jit_codegen::jit_engine().code_for(kernel, dispatch, device) else {
+        return String::new();
+    };
+    let first = code.compile_time.as_secs_f64() * 1e3;
+    match (code.tiered(), code.optimized_time()) {
+        (false, _) => format!(" (compiled in {first:.2} ms)"),
+        (true, Some(Ok(t))) => format!(
+            " (first code compiled in {first:.2} ms, quick tier; the optimized code took over after {:.2} ms)",
+            t.as_secs_f64() * 1e3
+        ),
+        (true, _) => format!(" (compiled in {first:.2} ms, quick tier; the optimized code was not ready)"),
+    }
 }
 
 #[derive(Args, Debug)]
