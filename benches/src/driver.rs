@@ -73,10 +73,7 @@ fn threads_text(run: &RunOptions) -> String {
 /// cached compilation reports the time it took when it was made): until the first runnable
 /// code, and, for a kernel compiled in two tiers, until the optimized code took over (this
 /// waits for it, so what runs next is the optimized code).
-pub fn jit_compile_time(
-    kernel: &wave_isa::Kernel,
-    run: &RunOptions,
-) -> Result<(Duration, Option<Duration>), String> {
+pub fn jit_compile_time(kernel: &wave_isa::Kernel, run: &RunOptions) -> Result<(Duration, Tiers), String> {
     let flags = wave_jit_codegen::Flags {
         width: run.wave_width,
         checked: !run.unchecked,
@@ -84,8 +81,23 @@ pub fn jit_compile_time(
         workgroup: kernel.meta.workgroup_size,
     };
     let code = wave_jit_codegen::compile(kernel, flags).map_err(|e| e.to_string())?;
-    let optimized = code.wait_optimized()?;
-    Ok((code.compile_time, code.tiered().then_some(optimized)))
+    let optimized = code.wait_optimized();
+    let tiers = match (code.tiered(), optimized) {
+        (false, _) => Tiers::One,
+        (true, Ok(t)) => Tiers::OptimizedAfter(t),
+        (true, Err(why)) => Tiers::QuickOnly(why),
+    };
+    Ok((code.compile_time, tiers))
+}
+
+/// How a kernel's code came to be (see `wave_jit_codegen::Compiled`).
+pub enum Tiers {
+    /// Compiled optimized at once.
+    One,
+    /// Quick first; the optimized code took over after this long.
+    OptimizedAfter(Duration),
+    /// Quick only, and why.
+    QuickOnly(String),
 }
 
 /// `wave-jit bench gemm`.
@@ -106,12 +118,13 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
             let compiled =
                 which.kernel().map_err(|e| e.to_string()).and_then(|k| jit_compile_time(&k, &opts.run));
             let text = match compiled {
-                Ok((t, None)) => secs(t),
-                Ok((t, Some(optimized))) => format!(
+                Ok((t, Tiers::One)) => secs(t),
+                Ok((t, Tiers::OptimizedAfter(optimized))) => format!(
                     "{} (quick tier, single-pass register allocation; the optimized code took over after {}, compiled in the background)",
                     secs(t),
                     secs(optimized)
                 ),
+                Ok((t, Tiers::QuickOnly(why))) => format!("{} (quick tier only: {why})", secs(t)),
                 Err(e) => format!("error: {e}"),
             };
             let _ = writeln!(out, "jit compile time: {} {text}", which.name());

@@ -94,18 +94,27 @@ pub enum Tiering {
     OptimizedOnly,
 }
 
+/// 0: not chosen by `set_tiering` (then `WAVE_JIT_TIERS` decides), else `Tiering as u8 + 1`.
 static TIERING: AtomicU8 = AtomicU8::new(0);
 
 /// Choose how entry functions compiled from now on are tiered (process-wide).
 pub fn set_tiering(tiering: Tiering) {
-    TIERING.store(tiering as u8, Ordering::Relaxed);
+    TIERING.store(tiering as u8 + 1, Ordering::Relaxed);
 }
 
+/// The tiering in force: `set_tiering`'s, or the developer aid `WAVE_JIT_TIERS=quick|optimized`
+/// (for running a whole suite in one tier), or `Auto`.
 fn tiering() -> Tiering {
+    static FROM_ENV: OnceLock<Tiering> = OnceLock::new();
     match TIERING.load(Ordering::Relaxed) {
-        1 => Tiering::QuickOnly,
-        2 => Tiering::OptimizedOnly,
-        _ => Tiering::Auto,
+        1 => Tiering::Auto,
+        2 => Tiering::QuickOnly,
+        3 => Tiering::OptimizedOnly,
+        _ => *FROM_ENV.get_or_init(|| match std::env::var("WAVE_JIT_TIERS").as_deref() {
+            Ok("quick") => Tiering::QuickOnly,
+            Ok("optimized") => Tiering::OptimizedOnly,
+            _ => Tiering::Auto,
+        }),
     }
 }
 
