@@ -37,6 +37,8 @@ pub struct Compiled {
     pub lazy: LazyLoops,
     /// Whether the kernel has barriers (waves then run as fibers).
     pub has_barrier: bool,
+    /// Whether the kernel may write local memory ([`writes_local_memory`]).
+    pub writes_local: bool,
     /// Time until the first runnable code: translation and the first tier.
     pub compile_time: Duration,
     /// The first tier was the quick one.
@@ -204,6 +206,21 @@ pub fn host_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
         .clone()
 }
 
+/// Whether a kernel may write local memory (stores, atomics, `mma_store_c`): otherwise its
+/// local buffer, zeroed when made, needs no zeroing between workgroups.
+pub fn writes_local_memory(kernel: &Kernel) -> bool {
+    let mut found = false;
+    kernel.walk(&mut |_, s, _| {
+        if let StmtKind::Op(i) = &s.kind {
+            found |= matches!(
+                i.op.class(),
+                wave_isa::opcodes::Class::LocalStore | wave_isa::opcodes::Class::LocalAtomic
+            ) || i.op == wave_isa::Op::MmaStoreC;
+        }
+    });
+    found
+}
+
 /// Whether a kernel contains a barrier anywhere (its waves then need fibers).
 pub fn has_barrier(kernel: &Kernel) -> bool {
     let mut found = false;
@@ -282,6 +299,7 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         entry: AtomicUsize::new(entry),
         quick_first: quick,
         has_barrier: has_barrier(kernel),
+        writes_local: writes_local_memory(kernel),
         compile_time,
         optimized,
         lazy: LazyLoops {

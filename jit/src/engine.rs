@@ -213,7 +213,11 @@ impl Worker {
             self.init_wave(&mut c, p, wave, waves, device);
             self.ctxs.push(c);
         }
-        self.local.fill(0);
+        // Every workgroup starts with zeroed local memory; one that cannot write it finds it
+        // as the buffer was made.
+        if code.writes_local {
+            self.local.fill(0);
+        }
         for wave in 0..waves {
             let host = &mut self.hosts[wave];
             **host = WaveHost::new(w);

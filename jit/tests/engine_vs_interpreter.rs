@@ -505,6 +505,43 @@ fn run_both_on_words(
     (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
 }
 
+/// Every workgroup starts with zeroed local memory. Each workgroup here reads its word of
+/// local memory, then changes it (by a store, or by an atomic add): a workgroup that ran after
+/// another on the same worker sees a non-zero word if the JIT skipped zeroing between them
+/// (it does for kernels that cannot write local memory).
+#[test]
+fn local_memory_starts_zeroed_in_every_workgroup() {
+    for write in ["local_store_u32 r4, r5", "local_atomic_add r6, r4, r5"] {
+        let source = format!(
+            r#"
+.kernel k
+.registers 16
+.local_memory 256
+    mov_sr r1, sr_thread_id_x
+    mov_sr r2, sr_workgroup_id_x
+    mov_sr r3, sr_workgroup_size_x
+    mov_imm r7, 4
+    imul r4, r1, r7
+    local_load_u32 r8, r4
+    mov_imm r5, 77
+    {write}
+    imad r9, r2, r3, r1
+    imul r9, r9, r7
+    device_store_u32 r9, r8
+    halt
+.end
+"#
+        );
+        let k = assembled(&source);
+        for w in WIDTHS {
+            let d = Dispatch { wave_width: w, ..dispatch(6, 40) };
+            let (ra, rb, a, b) = run_both_on_words(&k, &d, 0, |_| 0);
+            assert_eq!(ra, rb, "{write}, W={w}");
+            assert!(a == b, "{write}, W={w}: a workgroup saw local memory another one wrote");
+        }
+    }
+}
+
 /// A large kernel runs in the quick tier first and in the optimized one once it is ready;
 /// both compute what the interpreter computes.
 #[test]
