@@ -18,6 +18,18 @@ use wave_isa::{Kernel, SpecialReg};
 /// Bytes of stack per wave fiber (spilled registers of a W=64 wave fit many times over).
 const FIBER_STACK: usize = 1 << 20;
 
+/// Most fiber stacks kept for reuse (enough for every wave of the largest workgroup on a
+/// many-core host; 1 MiB of address space each, touched pages only).
+const POOLED_STACKS: usize = 512;
+
+/// Fiber stacks kept between workers and dispatches. Making one maps 1 MiB and a guard page
+/// and freeing it unmaps them, which flushes the TLB of every core: rayon makes a worker per
+/// job, so short dispatches of barrier kernels spent much of their time in the kernel there.
+fn stack_pool() -> &'static Mutex<Vec<DefaultStack>> {
+    static POOL: OnceLock<Mutex<Vec<DefaultStack>>> = OnceLock::new();
+    POOL.get_or_init(|| Mutex::new(Vec::new()))
+}
+
 /// A dispatch, resolved (all overrides applied, all limits checked).
 #[derive(Clone, Debug)]
 pub struct RunParams {
@@ -181,6 +193,15 @@ struct Worker {
     stacks: Vec<DefaultStack>,
 }
 
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Ok(mut pool) = stack_pool().lock() {
+            let room = POOLED_STACKS.saturating_sub(pool.len());
+            pool.extend(self.stacks.drain(..).take(room));
+        }
+    }
+}
+
 impl Worker {
     fn new(p: &RunParams) -> Worker {
         let pow2 = (p.local_memory.max(1) as usize).next_power_of_two();
@@ -311,7 +332,7 @@ impl Worker {
         let entry = code.entry();
         let mut fibers: Vec<Option<Coroutine<(), (), u32, DefaultStack>>> = Vec::with_capacity(waves);
         for wave in 0..waves {
-            let stack = match self.stacks.pop() {
+            let stack = match self.stacks.pop().or_else(|| stack_pool().lock().ok()?.pop()) {
                 Some(s) => s,
                 None => match DefaultStack::new(FIBER_STACK) {
                     Ok(s) => s,
