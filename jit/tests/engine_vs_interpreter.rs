@@ -560,11 +560,25 @@ fn both_tiers_match_interpreter() {
 /// NaN in some lanes, so vectors with such lanes bail out at the loop's end. `r6` is written
 /// in the loop before any read and read after it: lanes that run no trip must keep its entry
 /// value through the bail-out. `r8` is written the same way but dead after the loop, so its
-/// entry value is never stored. Fails if the entry state of a live output is dropped, or if
-/// the wave-major function's outputs or lane numbering are wrong.
+/// entry value is never stored. In the second kernel a loop before it, bailing out too,
+/// writes `r6` first: that loop's output then reaches the end only through the second loop's
+/// entry state. Fails if the entry state or an output that is live is dropped, or if the
+/// wave-major function's outputs or lane numbering are wrong.
 #[test]
 fn loop_function_keeps_live_entry_state() {
-    let source = r#"
+    let loop_before = r#"
+    mov_imm r13, 3
+    loop
+        icmp_ge p0, r9, r13
+        break p0
+        iadd r6, r9, r13
+        fadd r5, r5, r11
+        iadd r9, r9, r12
+    endloop
+    mov_imm r9, 0"#;
+    for before in ["", loop_before] {
+        let source = format!(
+            r#"
 .kernel k
 .registers 16
     mov_sr r1, sr_thread_id_x
@@ -575,6 +589,7 @@ fn loop_function_keeps_live_entry_state() {
     mov_imm r8, 9
     mov_imm r9, 0
     mov_imm r11, 0x3f800000
+    mov_imm r12, 1{before}
     and r10, r1, r3          ; 0 or 4 trips, by lane
     loop
         icmp_ge p0, r9, r10
@@ -582,7 +597,6 @@ fn loop_function_keeps_live_entry_state() {
         mov r6, r9
         mov r8, r9
         fadd r5, r5, r11
-        mov_imm r12, 1
         iadd r9, r9, r12
     endloop
     mov_imm r13, 0x1000
@@ -593,34 +607,27 @@ fn loop_function_keeps_live_entry_state() {
     device_store_u32 r13, r6
     halt
 .end
-"#;
-    let k = assembled(source);
-    for w in WIDTHS {
-        for threads in [64, 36] {
-            let d = Dispatch { wave_width: w, ..dispatch(1, threads) };
-            let nan_or_index =
-                |i: usize| if i % 5 == 2 { 0x7fc0_0000 | i as u32 } else { (i as f32).to_bits() };
-            let (ra, rb, a, b) = run_both_on_words(&k, &d, 64, nan_or_index);
-            assert_eq!(ra, rb, "W={w}, {threads} threads");
-            let word = |m: &[u8], at: usize| u32::from_le_bytes(m[at..at + 4].try_into().unwrap());
-            for lane in 0..threads as usize {
-                let kept = word(&b, 0x2000 + 4 * lane);
-                assert_eq!(word(&a, 0x2000 + 4 * lane), kept, "W={w}, lane {lane}: r6 after the loop");
-                assert_eq!(word(&a, 0x1000 + 4 * lane), word(&b, 0x1000 + 4 * lane), "W={w}: r5");
+"#
+        );
+        let k = assembled(&source);
+        for w in WIDTHS {
+            for threads in [64, 36] {
+                let d = Dispatch { wave_width: w, ..dispatch(1, threads) };
+                let nan_or_index =
+                    |i: usize| if i % 5 == 2 { 0x7fc0_0000 | i as u32 } else { (i as f32).to_bits() };
+                let (ra, rb, a, b) = run_both_on_words(&k, &d, 64, nan_or_index);
+                assert_eq!(ra, rb, "W={w}, {threads} threads");
+                let word = |m: &[u8], at: usize| u32::from_le_bytes(m[at..at + 4].try_into().unwrap());
+                for lane in 0..threads as usize {
+                    let kept = word(&b, 0x2000 + 4 * lane);
+                    assert_eq!(word(&a, 0x2000 + 4 * lane), kept, "W={w}, lane {lane}: r6 after the loop");
+                    assert_eq!(word(&a, 0x1000 + 4 * lane), word(&b, 0x1000 + 4 * lane), "W={w}: r5");
+                }
             }
         }
     }
 }
 
-/// Loops of loads and arithmetic only run one 4-lane vector at a time (chunk-major) with a
-/// bail-out to the wave-major copy on a possible fault or a NaN operand. Each case fails if
-/// the bail-out or the per-vector lane numbering is wrong: NaN operands in some lanes and
-/// iterations (into accumulators tested only at the loop's end, `r5` and `r6`; into `r24`,
-/// an accumulator another op reads, and `r29`, a product of two loads, both tested every
-/// trip); divergent trip counts and lane ids inside the loop; and an out-of-bounds
-/// fault whose interpreter order (iteration first, then pc, then lane) differs from
-/// vector-by-vector order: lanes 4.. fault at the second load of iteration 1, lanes 0..3 at
-/// the first load of iteration 2.
 #[test]
 fn chunk_major_loops_match() {
     let arithmetic = r#"

@@ -92,25 +92,35 @@ pub fn prune_loop_state(func: &mut Function, fns: &mut [LoopFn]) {
     if fns.is_empty() {
         return;
     }
-    // The optional stores must not keep their own values live.
-    let optional: HashSet<Inst> = fns
+    // Optional: the stores of unexposed entry values, which must not keep their own values
+    // live. One whose output turns out live stays, and is then an effect like any store (its
+    // value may be another loop's output): repeat until no more stay.
+    let mut optional: HashSet<Inst> = fns
         .iter()
         .flat_map(|f| f.state.unexposed.iter().zip(&f.in_stores).filter(|(u, _)| u.is_some()))
         .flat_map(|(_, stores)| stores.iter().copied())
         .collect();
-    let live = crate::dead_params::live_values(func, &optional);
-    let mut dead_stores: HashSet<Inst> = HashSet::new();
-    for f in fns.iter_mut() {
-        for (group, loads) in f.out_loads.iter().enumerate() {
-            f.state.live_out[group] = loads.iter().any(|v| live.contains(v));
-        }
-        for (group, out) in f.state.unexposed.iter().enumerate() {
-            if out.is_some_and(|out| !f.state.live_out[out]) {
-                dead_stores.extend(f.in_stores[group].iter().copied());
+    loop {
+        let live = crate::dead_params::live_values(func, &optional);
+        let mut staying = Vec::new();
+        for f in fns.iter_mut() {
+            for (group, loads) in f.out_loads.iter().enumerate() {
+                f.state.live_out[group] = loads.iter().any(|v| live.contains(v));
+            }
+            for (group, out) in f.state.unexposed.iter().enumerate() {
+                if out.is_some_and(|out| f.state.live_out[out]) {
+                    staying.extend(f.in_stores[group].iter().copied().filter(|i| optional.contains(i)));
+                }
             }
         }
+        if staying.is_empty() {
+            break;
+        }
+        for inst in staying {
+            optional.remove(&inst);
+        }
     }
-    for inst in dead_stores {
+    for inst in optional {
         func.layout.remove_inst(inst);
     }
 }
