@@ -6,6 +6,7 @@ use crate::workloads::{self, GemmProblem, Repeat, RunOptions, Stream, Timing};
 use crate::BenchError;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
+use wave_jit_codegen::Tiers;
 use wave_runtime::{Engine, Interpreter};
 
 /// What to run and how.
@@ -81,23 +82,9 @@ pub fn jit_compile_time(kernel: &wave_isa::Kernel, run: &RunOptions) -> Result<(
         workgroup: kernel.meta.workgroup_size,
     };
     let code = wave_jit_codegen::compile(kernel, flags).map_err(|e| e.to_string())?;
-    let optimized = code.wait_optimized();
-    let tiers = match (code.tiered(), optimized) {
-        (false, _) => Tiers::One,
-        (true, Ok(t)) => Tiers::OptimizedAfter(t),
-        (true, Err(why)) => Tiers::QuickOnly(why),
-    };
-    Ok((code.compile_time, tiers))
-}
-
-/// How a kernel's code came to be (see `wave_jit_codegen::Compiled`).
-pub enum Tiers {
-    /// Compiled optimized at once.
-    One,
-    /// Quick first; the optimized code took over after this long.
-    OptimizedAfter(Duration),
-    /// Quick only, and why.
-    QuickOnly(String),
+    // An error only says why there is no optimized tier: `tiers` reports it.
+    let _ = code.wait_optimized();
+    Ok((code.compile_time, code.tiers()))
 }
 
 /// `wave-jit bench gemm`.
@@ -118,7 +105,7 @@ pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result
             let compiled =
                 which.kernel().map_err(|e| e.to_string()).and_then(|k| jit_compile_time(&k, &opts.run));
             let text = match compiled {
-                Ok((t, Tiers::One)) => secs(t),
+                Ok((t, Tiers::One | Tiers::Pending)) => secs(t),
                 Ok((t, Tiers::OptimizedAfter(optimized))) => format!(
                     "{} (quick tier, single-pass register allocation; the optimized code took over after {}, compiled in the background)",
                     secs(t),

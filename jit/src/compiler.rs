@@ -65,9 +65,14 @@ impl Compiled {
         self.optimized.wait().clone()
     }
 
-    /// When the optimized tier took over (or why it did not), if that is settled yet.
-    pub fn optimized_time(&self) -> Option<Result<Duration, String>> {
-        self.optimized.get().cloned()
+    /// How the code came to be, as far as is settled now (see [`Compiled::wait_optimized`]).
+    pub fn tiers(&self) -> Tiers {
+        match (self.quick_first, self.optimized.get()) {
+            (false, _) => Tiers::One,
+            (true, None) => Tiers::Pending,
+            (true, Some(Ok(t))) => Tiers::OptimizedAfter(*t),
+            (true, Some(Err(why))) => Tiers::QuickOnly(why.clone()),
+        }
     }
 
     /// Whether the first tier was the quick one.
@@ -83,6 +88,19 @@ impl Compiled {
         });
         let _ = self.optimized.set(time);
     }
+}
+
+/// How a kernel's entry code came to be (see [`Compiled`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tiers {
+    /// Compiled optimized at once.
+    One,
+    /// Quick first; the optimized code is still compiling.
+    Pending,
+    /// Quick first; the optimized code took over this long after the compile began.
+    OptimizedAfter(Duration),
+    /// Quick only, and why.
+    QuickOnly(String),
 }
 
 /// How entry functions are compiled (see [`Compiled`]).
@@ -178,10 +196,6 @@ pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError>
     Ok(compiled)
 }
 
-fn file_name(path: &std::path::Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
 /// The host ISA with native features and `opt_level=speed` (built once), with the
 /// backtracking register allocator, or (`quick`) the single-pass one.
 pub fn host_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
@@ -268,14 +282,13 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
     };
     let background = (quick && tiering != Tiering::QuickOnly).then(|| func.clone());
     let (entry, module) =
-        define_alone(func, quick, dump_stem(kernel, flags, None).as_deref()).map_err(JitError::Codegen)?;
+        define_alone(func, quick, dump_stem(kernel, flags, "").as_deref()).map_err(JitError::Codegen)?;
     let compile_time = start.elapsed();
     // The optimized tier starts once the quick one is done, so that the first code is ready
     // as soon as can be (on two cores, the two compiles side by side slow the quick one).
     let optimized_tier = background.and_then(|func| {
         let (install, installer) = std::sync::mpsc::channel::<Arc<Compiled>>();
-        let dump =
-            dump_stem(kernel, flags, None).map(|d| d.with_file_name(format!("{}_optimized", file_name(&d))));
+        let dump = dump_stem(kernel, flags, "_optimized");
         let spawned = std::thread::Builder::new().name("wave-jit optimized tier".into()).spawn(move || {
             let result = std::panic::catch_unwind(|| define_alone(func, false, dump.as_deref()))
                 .unwrap_or_else(|_| Err("the JIT panicked".into()));
@@ -334,10 +347,10 @@ fn define_alone(
 }
 
 /// Developer aid: with WAVE_JIT_DUMP=DIR, where a function's CLIF (`@pc` marks each
-/// statement's code), machine code, Cranelift pass timings and load address go (`stem.*`).
-fn dump_stem(kernel: &Kernel, flags: Flags, loop_fn: Option<usize>) -> Option<std::path::PathBuf> {
+/// statement's code), machine code, Cranelift pass timings and load address go
+/// (`DIR/<kernel>_w<W><suffix>.*`).
+fn dump_stem(kernel: &Kernel, flags: Flags, suffix: &str) -> Option<std::path::PathBuf> {
     let dir = std::env::var_os("WAVE_JIT_DUMP")?;
-    let suffix = loop_fn.map(|i| format!("_loop{i}")).unwrap_or_default();
     Some(std::path::PathBuf::from(dir).join(format!("{}_w{}{suffix}", kernel.meta.name, flags.width)))
 }
 
@@ -429,25 +442,21 @@ impl LazyLoops {
     fn compile(&self, f: &LoopFn, first_new: usize) -> Result<(LoopFnPtr, ModuleOwner, Vec<LoopFn>), String> {
         let isa = host_isa(false).map_err(|e| e.to_string())?;
         let call_conv = isa.default_call_conv();
-        let config = isa.frontend_config();
-        let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
-        let mut ctx = module.make_context();
-        ctx.func.signature = loop_fn_signature(call_conv);
+        let mut func = cranelift_codegen::ir::Function::new();
+        func.signature = loop_fn_signature(call_conv);
         let mut fctx = FunctionBuilderContext::new();
         let (kernel, flags) = (&self.kernel, self.flags);
         let mut more = {
-            let fb = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            let fb = FunctionBuilder::new(&mut func, &mut fctx);
             let t = Translator::for_loop(fb, kernel, &CtxEnv, &self.analyses, flags, call_conv, first_new, f);
-            t.translate_loop_fn(f, config).map_err(|e| e.to_string())?
+            t.translate_loop_fn(f, isa.frontend_config()).map_err(|e| e.to_string())?
         };
-        prune_loop_state(&mut ctx.func, &mut more);
-        let id = define(&mut module, &mut ctx, dump_stem(kernel, flags, Some(f.index)).as_deref())
-            .map_err(|e| e.to_string())?;
-        module.finalize_definitions().map_err(|e| e.to_string())?;
-        let ptr = module.get_finalized_function(id);
+        prune_loop_state(&mut func, &mut more);
+        let (ptr, module) =
+            define_alone(func, false, dump_stem(kernel, flags, &format!("_loop{}", f.index)).as_deref())?;
         // SAFETY: declared with `loop_fn_signature`: three i64 (pointers) in, an i32 status
         // out, in the ISA's default calling convention, which is "C" here.
-        let ptr = unsafe { std::mem::transmute::<*const u8, LoopFnPtr>(ptr) };
-        Ok((ptr, ModuleOwner(module), more))
+        let ptr = unsafe { std::mem::transmute::<*const u8, LoopFnPtr>(ptr as *const u8) };
+        Ok((ptr, module, more))
     }
 }

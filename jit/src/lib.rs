@@ -13,7 +13,7 @@ pub mod error;
 pub mod helpers;
 pub mod translate;
 
-pub use compiler::{compile, set_tiering, Compiled, Tiering};
+pub use compiler::{compile, set_tiering, Compiled, Tiering, Tiers};
 pub use engine::{jit_engine, JitEngine};
 pub use error::JitError;
 pub use translate::Flags;

@@ -330,14 +330,16 @@ fn jit_compile_text(kernel: &wave_isa::Kernel, dispatch: &Dispatch, device: &Dev
     let Ok(code) = wave_jit_codegen::jit_engine().code_for(kernel, dispatch, device) else {
         return String::new();
     };
+    use wave_jit_codegen::Tiers;
     let first = code.compile_time.as_secs_f64() * 1e3;
-    match (code.tiered(), code.optimized_time()) {
-        (false, _) => format!(" (compiled in {first:.2} ms)"),
-        (true, Some(Ok(t))) => format!(
+    match code.tiers() {
+        Tiers::One => format!(" (compiled in {first:.2} ms)"),
+        Tiers::OptimizedAfter(t) => format!(
             " (first code compiled in {first:.2} ms, quick tier; the optimized code took over after {:.2} ms)",
             t.as_secs_f64() * 1e3
         ),
-        (true, _) => format!(" (compiled in {first:.2} ms, quick tier; the optimized code was not ready)"),
+        Tiers::Pending => format!(" (compiled in {first:.2} ms, quick tier; the optimized code was not ready)"),
+        Tiers::QuickOnly(why) => format!(" (compiled in {first:.2} ms, quick tier only: {why})"),
     }
 }
 

@@ -174,8 +174,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             maybe_empty: self.maybe_empty,
             divergent_loops: self.divergent_loops,
             call_divergent: self.call_divergent,
-            in_call: self.in_call
-                || self.cf.frames.iter().any(|f| matches!(f, super::control::Frame::Call { .. })),
+            in_call: self.inside_call(),
         });
     }
 
@@ -211,18 +210,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 *slot = true;
             }
         };
-        wave_isa::ir::walk_block(body, 0, &mut |s, _| {
-            if let Some(g) = s.guard {
-                note(StateRef::Pred(g.index));
-            }
-            match &s.kind {
-                StmtKind::Op(inst) => inst.named_state(None).for_each(&mut note),
-                StmtKind::If { pred, .. } | StmtKind::Break { pred } | StmtKind::Continue { pred } => {
-                    note(StateRef::Pred(pred.index))
-                }
-                _ => {}
-            }
-        });
+        wave_isa::ir::walk_block(body, 0, &mut |s, _| named_by(s, None).into_iter().for_each(&mut note));
         let written = written_state(body);
         let regs: Vec<u32> = (0..256).filter(|&r| regs[r as usize] && self.has_register(r)).collect();
         let preds: Vec<u32> = (0..preds.len() as u32).filter(|&p| preds[p as usize]).collect();
@@ -322,7 +310,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             t.regs[r as usize] = Some(t.new_vars(&zero));
         }
         // Predicates the body does not name are never read; they still need variables.
-        t.preds = (0..4).map(|_| t.new_vars(&zero)).collect();
+        t.preds = (0..super::PREDICATES).map(|_| t.new_vars(&zero)).collect();
         t.exec = t.new_vars(&zero);
         t.live = t.new_vars(&zero);
         let groups = t.state_groups(&f.state, false);
@@ -356,6 +344,22 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 }
 
+/// The registers and predicates a statement names in `role` (all when `None`): its op's
+/// operands, its guard, and the predicate of an `if`, `break` or `continue` (reads all).
+fn named_by(s: &Stmt, role: Option<Role>) -> Vec<StateRef> {
+    let mut named: Vec<StateRef> = Vec::new();
+    if role != Some(Role::Def) {
+        named.extend(s.guard.map(|g| StateRef::Pred(g.index)));
+        if let StmtKind::If { pred, .. } | StmtKind::Break { pred } | StmtKind::Continue { pred } = &s.kind {
+            named.push(StateRef::Pred(pred.index));
+        }
+    }
+    if let StmtKind::Op(inst) = &s.kind {
+        named.extend(inst.named_state(role));
+    }
+    named
+}
+
 /// The registers and predicates some read in the body may see with the value the loop was
 /// entered with: read before an unguarded write at the body's top level (lanes only leave
 /// during a trip, so every lane still active at a later read passed that write).
@@ -364,15 +368,7 @@ fn exposed_state(body: &[Stmt]) -> Vec<StateRef> {
     let mut exposed: Vec<StateRef> = Vec::new();
     for s in body {
         wave_isa::ir::walk_block(std::slice::from_ref(s), 0, &mut |t, _| {
-            let mut reads: Vec<StateRef> = t.guard.iter().map(|g| StateRef::Pred(g.index)).collect();
-            match &t.kind {
-                StmtKind::Op(inst) => reads.extend(inst.named_state(Some(Role::Use))),
-                StmtKind::If { pred, .. } | StmtKind::Break { pred } | StmtKind::Continue { pred } => {
-                    reads.push(StateRef::Pred(pred.index))
-                }
-                _ => {}
-            }
-            exposed.extend(reads.into_iter().filter(|r| !defined.contains(r)));
+            exposed.extend(named_by(t, Some(Role::Use)).into_iter().filter(|r| !defined.contains(r)));
         });
         if let (StmtKind::Op(inst), None) = (&s.kind, s.guard) {
             defined.extend(inst.named_state(Some(Role::Def)));

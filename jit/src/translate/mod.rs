@@ -50,6 +50,9 @@ pub struct Flags {
     pub workgroup: [u32; 3],
 }
 
+/// Predicates a wave state has (p0..p3; others read as 0).
+pub const PREDICATES: usize = 4;
+
 /// First scratch slot of helper results (inputs use slots 0..8).
 pub const OUT_SLOT: usize = 8;
 /// Scratch slot holding addresses for the exact bounds check on the cold path.
@@ -243,7 +246,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.regs[r] = Some(vars);
         }
         let zero = self.zeros();
-        for _ in 0..4 {
+        for _ in 0..PREDICATES {
             let vars = self.new_vars(&zero);
             self.preds.push(vars);
         }
@@ -393,9 +396,14 @@ impl<'a, 'f> Translator<'a, 'f> {
             && !self.partial_halts
             && !self.maybe_empty
             && self.divergent_loops.0 == 0
-            && !self.in_call
-            && self.cf.frames.iter().all(|f| !matches!(f, control::Frame::Call { .. }))
+            && !self.inside_call()
             && self.waves.get(self.func, offset).is_some_and(|info| !info.divergent)
+    }
+
+    /// Whether the statements being translated are inside an inlined call (here, or around the
+    /// loop a loop function was made from).
+    pub fn inside_call(&self) -> bool {
+        self.in_call || self.cf.frames.iter().any(|f| matches!(f, control::Frame::Call { .. }))
     }
 
     /// exec ∧ guard: the lanes an op runs on.
