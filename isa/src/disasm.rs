@@ -4,9 +4,14 @@
 //! call targets as labels `L_<hex offset>` placed before their instruction. It re-assembles
 //! to the same bytes with our assembler, and — for code that uses none of our extensions
 //! (`@p0`, CAS, `if !pN`, calls, whose labels the reference resolves differently) — with the
-//! reference wave-asm too. Two things in foreign binaries do not survive a round trip:
-//! non-zero bits in fields an instruction does not use, and (with our assembler) a reference
-//! guard without our predicate-enable bit, which our assembler always sets.
+//! reference wave-asm too.
+//!
+//! A guard whose word carries the predicate-enable bit although it does not need it (any
+//! guard but `@p0`; our assembler sets the bit only for `@p0`, other writers may set it on
+//! every guard) is printed `@p1.enable` / `@!p1.enable`, which assembles to the same bytes.
+//! What does not survive a round trip: non-zero bits in fields an instruction does not use,
+//! and the encoding of binaries of the 0.1.2 toolchain (see [`crate::legacy`]): those are
+//! printed in today's dialect and re-assemble to the current encoding.
 //!
 //! It works on the linear instruction list, so code whose if/loop structure is broken still
 //! disassembles (indentation is then best effort); only undecodable words are an error.
@@ -34,7 +39,8 @@ pub fn label_name(target: u32) -> String {
 pub fn format_instruction(inst: &Instruction) -> String {
     let mut out = String::new();
     if let Some(guard) = inst.guard {
-        let _ = write!(out, "@{guard} ");
+        let enable = if inst.explicit_enable { ".enable" } else { "" };
+        let _ = write!(out, "@{guard}{enable} ");
     }
     out.push_str(inst.op.mnemonic());
     let structural_pred = matches!(inst.op, Op::If | Op::Break | Op::Continue);
@@ -141,6 +147,10 @@ mod tests {
         assert_eq!(format_instruction(&i), "@!p2 iadd r1, r2, r3");
         i.guard = Some(PredRef { index: 0, negated: false });
         assert_eq!(format_instruction(&i), "@p0 iadd r1, r2, r3");
+        i.guard = Some(PredRef { index: 1, negated: false });
+        i.explicit_enable = true;
+        assert_eq!(format_instruction(&i), "@p1.enable iadd r1, r2, r3");
+        i.explicit_enable = false;
 
         let mut a = Instruction::new(Op::AtomicAdd);
         (a.rs1, a.rs2, a.scope) = (4, 5, Scope::Device);

@@ -3,7 +3,9 @@
 use crate::opcodes::{Kind, Op, OperandSpec, Role, Scope, Slot};
 use std::fmt;
 
-/// Word0 bit 3: our predicate-enable bit (semantics.md B.1 #1). Reference binaries leave it 0.
+/// Word0 bit 3: our predicate-enable bit (semantics.md B.1 #1). The reference leaves it 0, so
+/// `@p0` (predicate bits 0) would mean "unpredicated"; our assembler sets the bit for `@p0`
+/// only, where it is needed, and every other guard encodes exactly as the reference's.
 pub const PRED_ENABLE_BIT: u32 = 1 << 3;
 /// Word0 bit 2: negate the guard predicate.
 pub const PRED_NEGATE_BIT: u32 = 1 << 2;
@@ -63,6 +65,10 @@ pub struct Instruction {
     pub scope: Scope,
     /// word1 for ops whose word1 is a raw value (`mov_imm`, `call`), else 0.
     pub imm: u32,
+    /// The guard is encoded with the predicate-enable bit although it does not need it (a guard
+    /// other than `@p0`; written `@p1.enable`). Binaries may carry the bit on any guard; this
+    /// keeps their bytes through decode and encode. Meaningless without a guard.
+    pub explicit_enable: bool,
 }
 
 /// Why two words do not form an instruction.
@@ -98,7 +104,18 @@ impl fmt::Display for DecodeError {
 impl Instruction {
     /// An instruction with every field zero.
     pub fn new(op: Op) -> Instruction {
-        Instruction { op, guard: None, rd: 0, rs1: 0, rs2: 0, rs3: 0, rs4: 0, scope: Scope::Wave, imm: 0 }
+        Instruction {
+            op,
+            guard: None,
+            rd: 0,
+            rs1: 0,
+            rs2: 0,
+            rs3: 0,
+            rs4: 0,
+            scope: Scope::Wave,
+            imm: 0,
+            explicit_enable: false,
+        }
     }
 
     pub fn size(&self) -> u32 {
@@ -116,8 +133,10 @@ impl Instruction {
             DecodeError::UnknownOpcode { opcode }
         })?;
         let w1 = if op.size() == 8 { read_word(code, 4).ok_or(DecodeError::Truncated { op })? } else { 0 };
+        // Predicated iff the enable bit is set or the predicate bits are not all zero.
         let pred_bits = w0 & 7;
-        let guard = (w0 & PRED_ENABLE_BIT != 0 || pred_bits != 0)
+        let enable = w0 & PRED_ENABLE_BIT != 0;
+        let guard = (enable || pred_bits != 0)
             .then_some(PredRef { index: (w0 & 3) as u8, negated: w0 & PRED_NEGATE_BIT != 0 });
         let raw_word1 = op.operands().iter().any(|o| o.slot == Slot::Word1);
         let mut inst = Instruction {
@@ -130,6 +149,7 @@ impl Instruction {
             rs4: 0,
             scope: Scope::Wave,
             imm: 0,
+            explicit_enable: enable && pred_bits != 0,
         };
         if raw_word1 {
             inst.imm = w1;
@@ -150,9 +170,13 @@ impl Instruction {
             | (self.rs1 as u32) << 8
             | (info.modifier as u32) << 4;
         if let Some(g) = self.guard {
-            w0 |= PRED_ENABLE_BIT | (g.index as u32 & 3);
+            w0 |= g.index as u32 & 3;
             if g.negated {
                 w0 |= PRED_NEGATE_BIT;
+            }
+            // Only `@p0` needs the bit: its predicate bits are all zero.
+            if self.explicit_enable || w0 & 7 == 0 {
+                w0 |= PRED_ENABLE_BIT;
             }
         }
         let w1 = (info.size == 8).then(|| {
@@ -273,11 +297,14 @@ mod tests {
                 };
                 inst.set_slot(spec.slot, v);
             }
-            inst.guard = Some(PredRef { index: 2, negated: true });
-            let mut bytes = Vec::new();
-            inst.encode_into(&mut bytes);
-            assert_eq!(bytes.len() as u32, info.size as u32);
-            assert_eq!(Instruction::decode(&bytes), Ok(inst), "{}", info.mnemonic);
+            for explicit_enable in [false, true] {
+                inst.guard = Some(PredRef { index: 2, negated: true });
+                inst.explicit_enable = explicit_enable;
+                let mut bytes = Vec::new();
+                inst.encode_into(&mut bytes);
+                assert_eq!(bytes.len() as u32, info.size as u32);
+                assert_eq!(Instruction::decode(&bytes), Ok(inst), "{}", info.mnemonic);
+            }
         }
     }
 
@@ -292,6 +319,38 @@ mod tests {
         guarded.guard = Some(PredRef { index: 0, negated: false });
         let (w0, _) = guarded.encode_words();
         assert_eq!(w0 & 0xF, 0x8);
+    }
+
+    #[test]
+    fn enable_bit_only_where_needed() {
+        // Low nibble of word0 for every guard: bit 3 enable, bit 2 negate, bits 1..0 index.
+        let nibble = |index, negated| {
+            let mut i = Instruction::new(Op::Nop);
+            i.guard = Some(PredRef { index, negated });
+            i.encode_words().0 & 0xF
+        };
+        assert_eq!(nibble(0, false), 0b1000, "@p0 needs the enable bit");
+        assert_eq!(nibble(0, true), 0b0100, "@!p0 is expressible without it");
+        for index in 1..4u8 {
+            assert_eq!(nibble(index, false), index as u32);
+            assert_eq!(nibble(index, true), 0b100 | index as u32);
+        }
+        assert_eq!(Instruction::new(Op::Nop).encode_words().0 & 0xF, 0);
+    }
+
+    #[test]
+    fn enable_bit_on_other_guards_round_trips() {
+        // `@p1` with the enable bit (0b1001) and `@!p0` with it (0b1100): both predicated,
+        // both re-encode to their own bytes.
+        for low in [0b1001u32, 0b1100, 0b1111] {
+            let word = 0x3F00_00F0 | low;
+            let inst = Instruction::decode(&word.to_le_bytes()).unwrap();
+            assert!(inst.guard.is_some() && inst.explicit_enable, "{low:#06b}");
+            assert_eq!(inst.encode_words().0, word);
+        }
+        let p0 = Instruction::decode(&0x3F00_00F8u32.to_le_bytes()).unwrap();
+        assert_eq!(p0.guard, Some(PredRef { index: 0, negated: false }));
+        assert!(!p0.explicit_enable, "@p0 needs the bit: nothing explicit about it");
     }
 
     #[test]

@@ -223,3 +223,39 @@ fn reference_side_is_decoded_in_full() {
     let ours = assemble(src, "k.wave").unwrap().file;
     assert_eq!(our_program(&ours), program);
 }
+
+/// Every guard the reference assembler can encode (`@p1`..`@p3`, `@!p0`..`@!p3`) gets the
+/// same predicate bits from us as from it: word0's low nibble is (negate << 2 | predicate),
+/// read from the reference's binary by `wave-decode`, with our predicate-enable bit 3 clear.
+/// (Its words are laid out differently, so the comparison is of the decoded predicate.)
+#[test]
+fn reference_guards_encode_without_the_enable_bit() {
+    let lines = [
+        "iadd r1, r2, r3",
+        "fma r4, r5, r6, r7",
+        "device_store_u32 r1, r2",
+        "atomic_add r5, r2, r3, .device",
+        "mov r1, r2",
+        "mov_imm r3, 0x1234",
+        "mov r1, sr_lane_id",
+        "wave_reduce_add r1, r2",
+        "barrier",
+        "halt",
+    ];
+    let mut checked = 0;
+    for line in lines {
+        for guard in ["@p1", "@p2", "@p3", "@!p0", "@!p1", "@!p2", "@!p3"] {
+            let src = format!(".kernel k\n    {guard} {line}\n.end\n");
+            let reference =
+                wave_asm::assemble(&src, "k.wave").unwrap_or_else(|e| panic!("{src}: {e:?}")).binary;
+            let file = wave_decode::WbinFile::parse(&reference).unwrap();
+            let decoded = wave_decode::decode_all(file.kernel_code(0).unwrap()).unwrap();
+            let expected = u32::from(decoded[0].predicate_negated) << 2 | u32::from(decoded[0].predicate);
+            let ours = assemble(&src, "k.wave").unwrap_or_else(|d| panic!("{d}")).file;
+            let word0 = u32::from_le_bytes(ours.kernels[0].code[..4].try_into().unwrap());
+            assert_eq!(word0 & 0xF, expected, "{guard} {line}: our word0 {word0:#010x}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 70);
+}

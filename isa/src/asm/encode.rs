@@ -187,13 +187,16 @@ pub fn encode(ast: &InstrAst) -> Result<Encoded, LineError> {
     };
 
     let mut inst = Instruction::new(op);
-    if let Some((guard, span)) = ast.guard {
+    if let Some(guard) = ast.guard {
         if op.is_structural() || op == Op::Call {
-            return Err(LineError::new(span, format!("`{}` cannot be predicated", op.mnemonic())).hint(
+            return Err(LineError::new(guard.span, format!("`{}` cannot be predicated", op.mnemonic())).hint(
                 "structured control flow takes its predicate as an operand (`if p1`, `break !p2`); wrap a call in `if`",
             ));
         }
-        inst.guard = Some(guard);
+        inst.guard = Some(guard.pred);
+        // `@p0` always carries the bit: `@p0.enable` is the same instruction.
+        let needs_bit = guard.pred == PredRef { index: 0, negated: false };
+        inst.explicit_enable = guard.explicit_enable && !needs_bit;
     }
     let mut registers = Vec::new();
     let mut call_label = None;

@@ -64,9 +64,22 @@ pub struct OperandAst {
     pub text: String,
 }
 
+/// `@pN`, `@!pN`, or with an explicit predicate-enable bit, `@pN.enable`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GuardAst {
+    pub pred: PredRef,
+    /// `.enable` written: set word0 bit 3 even where the guard does not need it (see
+    /// [`crate::instr::Instruction::explicit_enable`]).
+    pub explicit_enable: bool,
+    pub span: Span,
+}
+
+/// The guard suffix that keeps the predicate-enable bit.
+pub const GUARD_ENABLE_SUFFIX: &str = "enable";
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct InstrAst {
-    pub guard: Option<(PredRef, Span)>,
+    pub guard: Option<GuardAst>,
     /// The mnemonic word as written, without dotted parts.
     pub mnemonic: String,
     pub mnemonic_span: Span,
@@ -262,9 +275,20 @@ impl<'a> Cursor<'a> {
             self.pos += 1;
             let negated = self.peek_tok(0) == Some(&Tok::Bang);
             self.pos += usize::from(negated);
-            let (index, last) =
+            let (index, mut last) =
                 self.predicate_word("`@` must be followed by a predicate register, like `@p1` or `@!p1`")?;
-            Some((PredRef { index: index as u8, negated }, Span::of(at).to(last)))
+            let mut explicit_enable = false;
+            if let Some(t @ Token { tok: Tok::DotWord(suffix), spaced: false, .. }) = self.peek() {
+                if suffix != GUARD_ENABLE_SUFFIX {
+                    return Err(LineError::new(Span::of(t), format!("unknown guard suffix `.{suffix}`"))
+                        .hint("the only guard suffix is `.enable` (`@p1.enable`), which keeps the predicate-enable bit"));
+                }
+                explicit_enable = true;
+                last = Span::of(t);
+                self.pos += 1;
+            }
+            let pred = PredRef { index: index as u8, negated };
+            Some(GuardAst { pred, explicit_enable, span: Span::of(at).to(last) })
         } else {
             None
         };
@@ -492,11 +516,23 @@ mod tests {
         let l = parse_line("top: @!p2 atomic_add.device r1, r2, r3 ; c").unwrap();
         assert_eq!(l.label.as_ref().unwrap().0, "top");
         let Some(Statement::Instr(i)) = l.statement else { panic!() };
-        assert_eq!(i.guard.unwrap().0, PredRef { index: 2, negated: true });
+        assert_eq!(i.guard.unwrap().pred, PredRef { index: 2, negated: true });
+        assert!(!i.guard.unwrap().explicit_enable);
         assert_eq!(i.mnemonic, "atomic_add");
         assert_eq!(i.suffixes[0].0, "device");
         assert_eq!(i.operands.len(), 3);
         assert_eq!(i.operands[2].value, OperandValue::Reg(3));
+    }
+
+    #[test]
+    fn guard_enable_suffix() {
+        let l = parse_line("@!p1.enable iadd r1, r2, r3").unwrap();
+        let Some(Statement::Instr(i)) = l.statement else { panic!() };
+        let g = i.guard.unwrap();
+        assert_eq!((g.pred, g.explicit_enable), (PredRef { index: 1, negated: true }, true));
+        assert_eq!(g.span, Span { start: 0, end: 11 });
+        let e = parse_line("@p1.on iadd r1, r2, r3").unwrap_err();
+        assert_eq!(e.message, "unknown guard suffix `.on`");
     }
 
     #[test]
