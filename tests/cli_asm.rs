@@ -211,3 +211,103 @@ fn bundled_examples_check_cleanly() {
     }
     assert!(n >= 4);
 }
+
+/// Structure the loader would reject is an assembly error at its line and column, and no
+/// binary is written (it used to be written, and `check` rejected it at "byte 0x8").
+#[test]
+fn asm_rejects_broken_structure_at_its_line() {
+    let dir = scratch("structure");
+    for (name, source, at, message) in [
+        (
+            "open_if",
+            ".kernel k\n  if p1\n  nop\n.end\n",
+            "open_if.wave:2:3",
+            "`if` is never closed by `endif`",
+        ),
+        (
+            "stray_endif",
+            ".kernel k\n  nop\n  endif\n.end\n",
+            "stray_endif.wave:3:3",
+            "`endif` without an open `if`",
+        ),
+        (
+            "break_outside",
+            ".kernel k\n  icmp_eq p1, r0, r0\n  break p1\n.end\n",
+            "break_outside.wave:3:3",
+            "`break` is not inside a `loop` of the same function",
+        ),
+        (
+            "recursion",
+            ".kernel k\n  call f\n  halt\nf: call f\n  return\n.end\n",
+            "recursion.wave:4:4",
+            "recursive call",
+        ),
+    ] {
+        let src = write(&dir, &format!("{name}.wave"), source);
+        let out = wave_jit(&["asm", src.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = text(&out.stderr);
+        assert!(err.contains(at) && err.contains(message), "{name}: {err}");
+        assert!(!dir.join(format!("{name}.wbin")).exists(), "{name}: a binary was written");
+        // `check` of the source says the same, through the assembler.
+        let err = text(&wave_jit(&["check", src.to_str().unwrap()]).stderr);
+        assert!(err.contains(at) && err.contains(message), "{name}: {err}");
+    }
+}
+
+#[test]
+fn a_file_without_kernels_does_not_assemble() {
+    let dir = scratch("empty");
+    for (name, contents) in [("empty.wave", ""), ("comments.wave", "; nothing here\n")] {
+        let src = write(&dir, name, contents);
+        let out = wave_jit(&["asm", src.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        assert!(text(&out.stderr).contains("no kernels in this file"), "{}", text(&out.stderr));
+        assert!(!src.with_extension("wbin").exists(), "{name}: a 0-kernel binary was written");
+    }
+}
+
+#[test]
+fn dis_of_a_file_that_is_not_wave_says_so() {
+    let dir = scratch("not_wave");
+    let elf = dir.join("program.o");
+    std::fs::write(&elf, b"\x7fELF\x02\x01\x01\x00\xff\xfe\x00\x00").unwrap();
+    for cmd in ["dis", "check", "run"] {
+        let out = wave_jit(&[cmd, elf.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        let err = text(&out.stderr);
+        assert!(err.contains(": not a WAVE file: a .wbin binary starts with `WAVE`"), "{cmd}: {err}");
+        assert!(err.contains("this one with 7f 45 4c 46"), "{cmd}: {err}");
+        assert!(!err.contains("is not UTF-8 text") && !err.contains("panicked"), "{cmd}: {err}");
+    }
+}
+
+/// Assembler diagnostics start with `error:`; no command wraps them in a message that `main`
+/// prints with a second `error: ` prefix.
+#[test]
+fn error_prefix_is_never_doubled() {
+    let dir = scratch("prefix");
+    let src = write(&dir, "bad.wave", ".kernel k\n  bogus r1\n.end\n");
+    let src = src.to_str().unwrap();
+    let out_file = dir.join("out.ptx");
+    for args in [
+        vec!["asm", src],
+        vec!["dis", src],
+        vec!["check", src],
+        vec!["run", src],
+        vec!["emit", "--target", "ptx", src, "-o", out_file.to_str().unwrap()],
+    ] {
+        let out = wave_jit(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = text(&out.stderr);
+        let error_lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+        assert_eq!(
+            error_lines,
+            [
+                "error: unknown instruction `bogus`",
+                "error: could not assemble `{src}` (1 error)".replace("{src}", src).as_str()
+            ],
+            "{args:?}:\n{err}"
+        );
+    }
+}

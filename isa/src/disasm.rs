@@ -16,8 +16,9 @@
 //! It works on the linear instruction list, so code whose if/loop structure is broken still
 //! disassembles (indentation is then best effort); only undecodable words are an error.
 
+use crate::encoding::Encoding;
 use crate::instr::Instruction;
-use crate::ir::{decode_code, BuildError};
+use crate::ir::{decode_code_in, BuildError};
 use crate::opcodes::{Kind, Op, SpecialReg};
 use crate::wbin::WbinFile;
 use std::collections::BTreeSet;
@@ -81,15 +82,23 @@ pub fn format_instruction(inst: &Instruction) -> String {
     out
 }
 
-/// Disassemble every kernel of a file.
+/// Disassemble every kernel of a file, its code read in `file.encoding`.
 pub fn disassemble(file: &WbinFile, opts: DisasmOptions) -> Result<String, BuildError> {
     let mut out = String::new();
+    if file.encoding == Encoding::Legacy012 {
+        let _ = writeln!(
+            out,
+            "; Decoded from {}.\n; This listing assembles to the current encoding{}.\n",
+            file.encoding.describe(),
+            if opts.offsets { "; the offsets are those of the original code" } else { "" }
+        );
+    }
     for (i, kernel) in file.kernels.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
         let meta = &kernel.meta;
-        let insts = decode_code(&meta.name, &kernel.code)?;
+        let insts = decode_code_in(&meta.name, &kernel.code, file.encoding)?;
         let _ = writeln!(out, ".kernel {}", meta.name);
         let _ = writeln!(out, ".registers {}", meta.registers);
         if meta.local_memory != 0 {
@@ -150,7 +159,6 @@ mod tests {
         i.guard = Some(PredRef { index: 1, negated: false });
         i.explicit_enable = true;
         assert_eq!(format_instruction(&i), "@p1.enable iadd r1, r2, r3");
-        i.explicit_enable = false;
 
         let mut a = Instruction::new(Op::AtomicAdd);
         (a.rs1, a.rs2, a.scope) = (4, 5, Scope::Device);

@@ -26,8 +26,10 @@
 //!   arrived (ended waves count as arrived, B.16).
 //! - `Fence`, `Wait`, `Nop`: no effect on the CPU engines (memory is synchronous).
 //!
-//! Guards on `If`, `Loop`, `Break`, `Continue` and `Call` are rejected by the validator.
+//! Guards on `If`, `Loop`, `Break`, `Continue` and `Call` are rejected by the validator, and on
+//! `else`, `endif` and `endloop` (which have no statement of their own) by the builder.
 
+use crate::encoding::Encoding;
 use crate::instr::{DecodeError, Instruction, PredRef};
 use crate::opcodes::{Op, Scope};
 use std::collections::HashMap;
@@ -157,12 +159,22 @@ pub enum BuildErrorKind {
     CallTargetNotInstruction {
         target: u32,
     },
+    /// A guard on `else`, `endif` or `endloop`, which only close a block.
+    PredicatedMarker {
+        op: Op,
+        guard: PredRef,
+    },
 }
 
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "kernel `{}` at byte 0x{:x}: ", self.kernel, self.offset)?;
-        match &self.kind {
+        write!(f, "kernel `{}` at byte 0x{:x}: {}", self.kernel, self.offset, self.kind)
+    }
+}
+
+impl fmt::Display for BuildErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             BuildErrorKind::Decode(e) => write!(f, "{e}"),
             BuildErrorKind::Misaligned { code_size } => {
                 write!(f, "code size {code_size} is not a multiple of 4")
@@ -182,14 +194,32 @@ impl fmt::Display for BuildError {
             BuildErrorKind::CallTargetNotInstruction { target } => {
                 write!(f, "call target 0x{target:x} is not the start of an instruction")
             }
+            BuildErrorKind::PredicatedMarker { op, guard } => {
+                write!(
+                    f,
+                    "unsupported: predicated `{}` (guard @{guard}); it only closes a block",
+                    op.mnemonic()
+                )
+            }
         }
     }
 }
 
 impl std::error::Error for BuildError {}
 
-/// Decode all instructions of one kernel's code: `(offset, instruction)` in order.
+/// Decode all instructions of one kernel's code (current encoding): `(offset, instruction)`
+/// in order.
 pub fn decode_code(kernel: &str, code: &[u8]) -> Result<Vec<(u32, Instruction)>, BuildError> {
+    decode_code_in(kernel, code, Encoding::Current)
+}
+
+/// Decode all instructions of one kernel's code in `encoding`: `(offset, instruction)` in
+/// order, offsets in that encoding's bytes.
+pub fn decode_code_in(
+    kernel: &str,
+    code: &[u8],
+    encoding: Encoding,
+) -> Result<Vec<(u32, Instruction)>, BuildError> {
     let err = |offset: u32, kind| BuildError { kernel: kernel.to_string(), offset, kind };
     if !code.len().is_multiple_of(4) {
         return Err(err(0, BuildErrorKind::Misaligned { code_size: code.len() as u32 }));
@@ -197,17 +227,23 @@ pub fn decode_code(kernel: &str, code: &[u8]) -> Result<Vec<(u32, Instruction)>,
     let mut out = Vec::with_capacity(code.len() / 4);
     let mut pos = 0usize;
     while pos < code.len() {
-        let inst =
-            Instruction::decode(&code[pos..]).map_err(|e| err(pos as u32, BuildErrorKind::Decode(e)))?;
+        let (inst, size) =
+            encoding.decode(&code[pos..]).map_err(|e| err(pos as u32, BuildErrorKind::Decode(e)))?;
         out.push((pos as u32, inst));
-        pos += inst.size() as usize;
+        pos += size as usize;
     }
     Ok(out)
 }
 
-/// Decode a kernel's code and build its statement tree.
+/// Decode a kernel's code (current encoding) and build its statement tree.
 pub fn build_kernel(meta: KernelMeta, code: &[u8]) -> Result<Kernel, BuildError> {
-    let insts = decode_code(&meta.name, code)?;
+    build_kernel_in(meta, code, Encoding::Current)
+}
+
+/// Decode a kernel's code in `encoding` and build its statement tree. Nothing in the tree
+/// says which encoding it came from; offsets are those of `code`.
+pub fn build_kernel_in(meta: KernelMeta, code: &[u8], encoding: Encoding) -> Result<Kernel, BuildError> {
+    let insts = decode_code_in(&meta.name, code, encoding)?;
     let code_size = code.len() as u32;
     let mut builder = Builder {
         kernel: &meta.name,
@@ -279,6 +315,9 @@ impl Builder<'_> {
             };
             *pos += 1;
             let guard = inst.guard;
+            if let (Op::Else | Op::Endif | Op::Endloop, Some(guard)) = (inst.op, guard) {
+                return Err(self.err(offset, BuildErrorKind::PredicatedMarker { op: inst.op, guard }));
+            }
             let kind = match inst.op {
                 Op::If => {
                     if depth + 1 > MAX_NESTING {
@@ -460,6 +499,13 @@ mod tests {
             let e = build_kernel(meta(), &enc(&insts)).unwrap_err();
             assert_eq!(&e.kind, kind, "{ops:?}");
         }
+        let mut guarded_endif = Instruction::new(Op::Endif);
+        guarded_endif.guard = Some(PredRef { index: 1, negated: false });
+        let e = build_kernel(meta(), &enc(&[Instruction::new(Op::If), guarded_endif])).unwrap_err();
+        assert_eq!(
+            e.kind,
+            BuildErrorKind::PredicatedMarker { op: Op::Endif, guard: guarded_endif.guard.unwrap() }
+        );
         let e = build_kernel(meta(), &enc(&vec![Instruction::new(Op::Loop); 300])).unwrap_err();
         assert_eq!(e.kind, BuildErrorKind::TooDeep { limit: MAX_NESTING });
         let mut call = Instruction::new(Op::Call);

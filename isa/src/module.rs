@@ -1,7 +1,9 @@
 //! A loaded program: every kernel of a `.wbin` (or `.wave`) file built into a tree and
 //! validated. This is the entry point engines and tools use.
 
-use crate::ir::{build_kernel, BuildError, Kernel};
+use crate::asm::Diagnostics;
+use crate::encoding::{Encoding, EncodingChoice};
+use crate::ir::{build_kernel_in, BuildError, BuildErrorKind, Kernel};
 use crate::validate::{validate, ValidationError};
 use crate::wbin::{self, WbinError, WbinFile};
 use std::fmt;
@@ -19,14 +21,25 @@ pub struct LoadError {
     /// The file, when loading from one (prefixes the message).
     pub file: Option<String>,
     pub kind: LoadErrorKind,
+    /// Context printed after the message, one `note:` line each.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug)]
 pub enum LoadErrorKind {
     Io(std::io::Error),
     Wbin(WbinError),
-    /// The `.wave` source did not assemble; the assembler's rendered diagnostics.
-    Assemble(String),
+    /// The `.wave` source did not assemble: every diagnostic.
+    Assemble(Diagnostics),
+    /// Neither a `.wbin` file nor UTF-8 text.
+    NotWaveFile {
+        /// The first bytes of the file (at most 4).
+        start: Vec<u8>,
+        /// Where the text stops being UTF-8.
+        invalid_at: usize,
+    },
+    /// An encoding was forced for assembly source, which is always in the current one.
+    EncodingOfSource(Encoding),
     Build(BuildError),
     /// Every rule violation of every kernel.
     Invalid(Vec<ValidationError>),
@@ -38,7 +51,12 @@ pub enum LoadErrorKind {
 
 impl LoadError {
     fn new(kind: LoadErrorKind) -> LoadError {
-        LoadError { file: None, kind }
+        LoadError { file: None, kind, notes: Vec::new() }
+    }
+
+    fn note(mut self, note: String) -> LoadError {
+        self.notes.push(note);
+        self
     }
 
     fn in_file(mut self, path: &Path) -> LoadError {
@@ -52,10 +70,32 @@ impl fmt::Display for LoadError {
         if let Some(file) = &self.file {
             write!(f, "{file}: ")?;
         }
-        match &self.kind {
+        write!(f, "{}", self.kind)?;
+        for note in &self.notes {
+            write!(f, "\n  note: {note}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for LoadErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             LoadErrorKind::Io(e) => write!(f, "cannot read: {e}"),
             LoadErrorKind::Wbin(e) => write!(f, "{e}"),
             LoadErrorKind::Assemble(diagnostics) => write!(f, "does not assemble:\n{diagnostics}"),
+            LoadErrorKind::NotWaveFile { start, invalid_at } => {
+                let bytes: Vec<String> = start.iter().map(|b| format!("{b:02x}")).collect();
+                write!(
+                    f,
+                    "not a WAVE file: a .wbin binary starts with `WAVE` (57 41 56 45), this one with {}, and it is not assembly source either (not UTF-8 text at byte {invalid_at})",
+                    if bytes.is_empty() { "nothing (it is empty)".to_string() } else { bytes.join(" ") }
+                )
+            }
+            LoadErrorKind::EncodingOfSource(encoding) => write!(
+                f,
+                "assembly source assembles to the current encoding; `{encoding}` applies only to .wbin binaries"
+            ),
             LoadErrorKind::Build(e) => write!(f, "{e}"),
             LoadErrorKind::Invalid(errors) => {
                 let plural = if errors.len() == 1 { "" } else { "s" };
@@ -84,6 +124,7 @@ impl std::error::Error for LoadError {
             LoadErrorKind::Io(e) => Some(e),
             LoadErrorKind::Wbin(e) => Some(e),
             LoadErrorKind::Build(e) => Some(e),
+            LoadErrorKind::Assemble(d) => Some(d),
             _ => None,
         }
     }
@@ -102,13 +143,13 @@ impl From<BuildError> for LoadError {
 }
 
 impl Module {
-    /// Build every kernel's tree, then validate them all. A build error stops at that
-    /// kernel; validation errors of all kernels are reported together.
+    /// Build every kernel's tree from code in `file.encoding`, then validate them all. A build
+    /// error stops at that kernel; validation errors of all kernels are reported together.
     pub fn from_wbin(file: &WbinFile) -> Result<Module, LoadError> {
         let kernels = file
             .kernels
             .iter()
-            .map(|k| build_kernel(k.meta.clone(), &k.code))
+            .map(|k| build_kernel_in(k.meta.clone(), &k.code, file.encoding))
             .collect::<Result<Vec<_>, _>>()?;
         let errors: Vec<ValidationError> =
             kernels.iter().filter_map(|k| validate(k).err()).flatten().collect();
@@ -118,9 +159,9 @@ impl Module {
         Ok(Module { kernels })
     }
 
-    /// Parse a `.wbin` image and load it.
+    /// Parse a `.wbin` image and load it in whichever encoding its code is in ([`load_wbin`]).
     pub fn from_bytes(bytes: &[u8]) -> Result<Module, LoadError> {
-        Module::from_wbin(&wbin::parse(bytes)?)
+        load_wbin(wbin::parse(bytes)?, EncodingChoice::Auto).map(|(module, _)| module)
     }
 
     /// A kernel by name, or by index when the selector is a decimal number that is not also
@@ -137,28 +178,98 @@ impl Module {
     }
 }
 
+/// Load a parsed `.wbin` file, its code read in the encoding `choice` names, or with
+/// [`EncodingChoice::Auto`], in the one it is in. Both encodings share the container and its
+/// version, so the rule is: the current encoding, unless some kernel fails to decode, build or
+/// validate in it and every kernel loads in the 0.1.2 encoding. A file valid in both (only
+/// code without memory, atomic, wave or control instructions can be: their opcodes do not
+/// decode in the other encoding) is therefore read as current; force the other with `choice`. The returned file has `encoding` set to the one used.
+pub fn load_wbin(mut file: WbinFile, choice: EncodingChoice) -> Result<(Module, WbinFile), LoadError> {
+    let encoding = match choice {
+        EncodingChoice::Force(encoding) => encoding,
+        EncodingChoice::Auto => Encoding::Current,
+    };
+    file.encoding = encoding;
+    let error = match Module::from_wbin(&file) {
+        Ok(module) => return Ok((module, file)),
+        Err(e) => e,
+    };
+    if let EncodingChoice::Force(encoding) = choice {
+        return Err(error.note(format!("the code was read in {}", encoding.describe())));
+    }
+    file.encoding = Encoding::Legacy012;
+    match Module::from_wbin(&file) {
+        Ok(module) => Ok((module, file)),
+        // A file that decodes in the current encoding is meant to be in it: its own error
+        // is the useful one. One that does not may be a broken old binary: say both.
+        Err(_) if !is_decode_error(&error) => Err(error),
+        Err(legacy) => {
+            Err(error
+                .note(format!("it does not load in {} either: {legacy}", Encoding::Legacy012.describe())))
+        }
+    }
+}
+
+fn is_decode_error(e: &LoadError) -> bool {
+    matches!(&e.kind, LoadErrorKind::Build(b) if matches!(b.kind, BuildErrorKind::Decode(_) | BuildErrorKind::Misaligned { .. }))
+}
+
+/// The encoding to list a file's code in: the one [`load_wbin`] picks, or, for code that does
+/// not load (a disassembler shows broken structure too), the first that decodes every kernel.
+pub fn listing_encoding(file: &WbinFile, choice: EncodingChoice) -> Encoding {
+    if let EncodingChoice::Force(encoding) = choice {
+        return encoding;
+    }
+    if let Ok((_, loaded)) = load_wbin(file.clone(), choice) {
+        return loaded.encoding;
+    }
+    let decodes = |encoding| {
+        file.kernels.iter().all(|k| crate::ir::decode_code_in(&k.meta.name, &k.code, encoding).is_ok())
+    };
+    [Encoding::Current, Encoding::Legacy012].into_iter().find(|&e| decodes(e)).unwrap_or(Encoding::Current)
+}
+
 /// Load a `.wbin` file (recognised by its `WAVE` magic) or `.wave` assembly source
 /// (anything else), returning the module and the container it came from.
 pub fn load_file(path: impl AsRef<Path>) -> Result<(Module, WbinFile), LoadError> {
+    load_file_with(path, EncodingChoice::Auto)
+}
+
+/// [`load_file`], reading a binary's code in the encoding `choice` names.
+pub fn load_file_with(
+    path: impl AsRef<Path>,
+    choice: EncodingChoice,
+) -> Result<(Module, WbinFile), LoadError> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| LoadError::new(LoadErrorKind::Io(e)).in_file(path))?;
-    load_bytes(&bytes, &path.display().to_string()).map_err(|e| e.in_file(path))
+    load_bytes_with(&bytes, &path.display().to_string(), choice).map_err(|e| e.in_file(path))
 }
 
 /// [`load_file`] on bytes already read; `file_name` is used in assembler diagnostics.
 pub fn load_bytes(bytes: &[u8], file_name: &str) -> Result<(Module, WbinFile), LoadError> {
-    let file = if bytes.starts_with(&wbin::MAGIC) {
-        wbin::parse(bytes)?
-    } else {
-        let source = std::str::from_utf8(bytes).map_err(|e| {
-            LoadError::new(LoadErrorKind::Assemble(format!(
-                "neither a .wbin file (no `WAVE` magic) nor UTF-8 assembly source (invalid byte at {})",
-                e.valid_up_to()
-            )))
-        })?;
-        let assembled = crate::asm::assemble(source, file_name)
-            .map_err(|d| LoadError::new(LoadErrorKind::Assemble(d.to_string())))?;
-        assembled.file
-    };
+    load_bytes_with(bytes, file_name, EncodingChoice::Auto)
+}
+
+/// [`load_file_with`] on bytes already read.
+pub fn load_bytes_with(
+    bytes: &[u8],
+    file_name: &str,
+    choice: EncodingChoice,
+) -> Result<(Module, WbinFile), LoadError> {
+    if bytes.starts_with(&wbin::MAGIC) {
+        return load_wbin(wbin::parse(bytes)?, choice);
+    }
+    let source = std::str::from_utf8(bytes).map_err(|e| {
+        LoadError::new(LoadErrorKind::NotWaveFile {
+            start: bytes.iter().take(4).copied().collect(),
+            invalid_at: e.valid_up_to(),
+        })
+    })?;
+    if let EncodingChoice::Force(encoding @ Encoding::Legacy012) = choice {
+        return Err(LoadError::new(LoadErrorKind::EncodingOfSource(encoding)));
+    }
+    let assembled =
+        crate::asm::assemble(source, file_name).map_err(|d| LoadError::new(LoadErrorKind::Assemble(d)))?;
+    let file = assembled.file;
     Ok((Module::from_wbin(&file)?, file))
 }

@@ -1,7 +1,7 @@
 //! The `.wbin` container: reading and writing, byte-compatible with the reference writer
 //! (wave-format.md §1).
 //!
-//! Layout written by [`write`]: a 32-byte header, the code of every kernel concatenated in
+//! Layout written by [`write()`]: a 32-byte header, the code of every kernel concatenated in
 //! order, the symbol table (each kernel name + NUL, in kernel order; omitted when stripped),
 //! then the metadata table (u32 count + one 32-byte record per kernel). Integers are
 //! little-endian and nothing is padded.
@@ -9,6 +9,7 @@
 //! [`parse`] never panics: every offset and size read from the file is checked, with
 //! 64-bit arithmetic, before it is used.
 
+use crate::encoding::Encoding;
 use crate::ir::KernelMeta;
 use std::fmt;
 
@@ -25,6 +26,10 @@ pub const RECORD_SIZE: u32 = 32;
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct WbinFile {
     pub kernels: Vec<WbinKernel>,
+    /// The instruction encoding of every kernel's code. The container does not record it
+    /// (both encodings write version 1): [`parse`] says `Current`, and
+    /// [`crate::module::load_wbin`] decides by decoding.
+    pub encoding: Encoding,
 }
 
 /// One kernel: its metadata and exactly its own code (`code_size` bytes, semantics B.17).
@@ -260,7 +265,7 @@ pub fn parse(bytes: &[u8]) -> Result<WbinFile, WbinError> {
         let code = bytes[start..start + size as usize].to_vec();
         kernels.push(WbinKernel { meta, code });
     }
-    Ok(WbinFile { kernels })
+    Ok(WbinFile { kernels, encoding: Encoding::Current })
 }
 
 fn read_name(
@@ -362,7 +367,10 @@ mod tests {
 
     #[test]
     fn write_then_parse_round_trips() {
-        let file = WbinFile { kernels: vec![kernel("a", &[0x00, 0x00, 0x90, 0x3F]), kernel("bb", &[0; 8])] };
+        let file = WbinFile {
+            kernels: vec![kernel("a", &[0x00, 0x00, 0x90, 0x3F]), kernel("bb", &[0; 8])],
+            ..Default::default()
+        };
         let bytes = write(&file, false);
         assert_eq!(parse(&bytes).unwrap(), file);
         let header = parse_header(&bytes).unwrap();
@@ -372,7 +380,10 @@ mod tests {
 
     #[test]
     fn duplicate_names_point_at_first_copy() {
-        let file = WbinFile { kernels: vec![kernel("k", &[]), kernel("x", &[]), kernel("k", &[])] };
+        let file = WbinFile {
+            kernels: vec![kernel("k", &[]), kernel("x", &[]), kernel("k", &[])],
+            ..Default::default()
+        };
         let bytes = write(&file, false);
         let header = parse_header(&bytes).unwrap();
         let table = header.metadata_offset as u64 + 4;
@@ -386,7 +397,8 @@ mod tests {
 
     #[test]
     fn stripped_names_and_true_offset() {
-        let file = WbinFile { kernels: vec![kernel("a", &[0; 4]), kernel("b", &[0; 4])] };
+        let file =
+            WbinFile { kernels: vec![kernel("a", &[0; 4]), kernel("b", &[0; 4])], ..Default::default() };
         let bytes = write(&file, true);
         let header = parse_header(&bytes).unwrap();
         assert_eq!((header.symbol_offset, header.symbol_size), (0, 0));

@@ -266,7 +266,64 @@ fn warnings() {
         vec![(w, "3:1 `.registers` overrides the value given at line 2".to_string())]
     );
     assert_eq!(warned(".kernel a\n.end\n"), vec![(w, "1:1 kernel `a` has no instructions".to_string())]);
-    assert_eq!(warned("; nothing\n"), vec![(w, "1:1 no kernels in this file".to_string())]);
+}
+
+#[test]
+fn a_file_without_kernels_is_an_error() {
+    check("; nothing\n", "1:1", "no kernels in this file", Some("`.kernel NAME`"));
+    check("", "1:1", "no kernels in this file", None);
+}
+
+/// Structure the tree builder and the validator reject is reported by the assembler, at the
+/// instruction's line and column, instead of producing a binary that does not load.
+#[test]
+fn structure_errors_at_assembly_time() {
+    check(&kernel("  nop\n  endif"), "3:3", "`endif` without an open `if`", Some("`if pN` before it"));
+    check(&kernel("  else"), "2:3", "`else` without an open `if`", None);
+    check(&kernel("  endloop"), "2:3", "`endloop` without an open `loop`", None);
+    check(&kernel("  loop\n    nop"), "2:3", "`loop` is never closed by `endloop`", Some("add `endloop`"));
+    check(&kernel("  if p1\n    nop"), "2:3", "`if` is never closed by `endif`", Some("add `endif`"));
+    check(
+        &kernel("  if p1\n  else\n  else\n  endif"),
+        "4:3",
+        "second `else` for the same `if`",
+        Some("at most one `else`"),
+    );
+    check(
+        &kernel("  if p1\n    break p2\n  endif"),
+        "3:5",
+        "`break` is not inside a `loop` of the same function",
+        Some("between `loop` and `endloop`"),
+    );
+    check(&kernel("  continue !p2"), "2:3", "`continue` is not inside a `loop` of the same function", None);
+    // A `break` in a function called from inside a loop is still outside any loop.
+    check(
+        &kernel("  loop\n    call f\n  endloop\n  halt\nf: break p1\n  return"),
+        "6:4",
+        "`break` is not inside a `loop` of the same function",
+        None,
+    );
+    for (guarded, column) in [("@p1 loop", "2:3"), ("@!p0 break p2", "2:3"), ("@p3 continue p1", "2:3")] {
+        let op = guarded.split_whitespace().nth(1).unwrap();
+        check(&kernel(&format!("  {guarded}")), column, &format!("`{op}` cannot be predicated"), None);
+    }
+}
+
+#[test]
+fn recursion_and_call_depth_at_assembly_time() {
+    let (at, message, hint) = only_error(&kernel("  call f\n  halt\nf: nop\n  call f\n  return"));
+    assert_eq!(at, "5:3");
+    assert!(message.starts_with("recursive call: 0xc -> 0xc"), "{message}");
+    assert!(hint.unwrap().contains("no recursion"));
+    // Nine nested calls: f1 calls f2 ... calls f9.
+    let mut body = String::from("  call f1\n  halt\n");
+    for i in 1..=9 {
+        body.push_str(&format!("f{i}: call f{}\n  return\n", i + 1));
+    }
+    body.push_str("f10: return");
+    let (at, message, _) = only_error(&kernel(&body));
+    assert_eq!(at, "2:3", "the chain starts at the entry's call");
+    assert!(message.contains("is 10 calls deep; the limit is 8"), "{message}");
 }
 
 #[test]

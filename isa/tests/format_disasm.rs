@@ -99,7 +99,7 @@ fn broken_structure_still_disassembles() {
     call.imm = 2;
     call.encode_into(&mut code);
     let meta = KernelMeta { name: "broken".into(), registers: 8, ..Default::default() };
-    let file = WbinFile { kernels: vec![WbinKernel { meta, code }] };
+    let file = WbinFile { kernels: vec![WbinKernel { meta, code }], ..Default::default() };
     let text = disassemble(&file, DisasmOptions::default()).unwrap();
     assert!(text.contains("\n    endif\n    else\n        loop\n            nop\n"), "{text}");
     assert!(text.contains("call L_0002") && text.contains("not the start of an instruction"), "{text}");
@@ -108,7 +108,8 @@ fn broken_structure_still_disassembles() {
 #[test]
 fn undecodable_code_is_an_error() {
     let meta = KernelMeta { name: "bad".into(), registers: 8, ..Default::default() };
-    let file = WbinFile { kernels: vec![WbinKernel { meta, code: vec![0, 0, 0, 0xFF] }] };
+    let file =
+        WbinFile { kernels: vec![WbinKernel { meta, code: vec![0, 0, 0, 0xFF] }], ..Default::default() };
     let e = disassemble(&file, DisasmOptions::default()).unwrap_err();
     assert_eq!(e.to_string(), "kernel `bad` at byte 0x0: unknown opcode 0xff");
 }

@@ -1,6 +1,6 @@
 //! `asm`, `dis` and `check`: the assembler front half on the command line.
 
-use super::CliResult;
+use super::{report_diagnostics, CliResult, EncodingArg};
 use clap::Args;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,8 +8,9 @@ use std::process::ExitCode;
 use wave_isa::analysis::{kernel_info, KernelInfo};
 use wave_isa::asm::assemble;
 use wave_isa::disasm::{disassemble, DisasmOptions};
-use wave_isa::module::load_bytes;
+use wave_isa::module::{listing_encoding, load_bytes_with, LoadErrorKind};
 use wave_isa::wbin::{self, WbinFile};
+use wave_isa::{Encoding, EncodingChoice};
 
 #[derive(Args, Debug)]
 pub struct AsmArgs {
@@ -32,6 +33,11 @@ pub struct DisArgs {
     /// Put each instruction's byte offset (relative to its kernel) in a comment after it
     #[arg(long)]
     pub offsets: bool,
+    /// Instruction encoding of the binary's code; `auto` recognises binaries of the
+    /// crates.io 0.1.2 wave-asm / wave-compiler by decoding (the listing is always in today's
+    /// dialect)
+    #[arg(long, value_enum, default_value_t)]
+    pub encoding: EncodingArg,
 }
 
 #[derive(Args, Debug)]
@@ -39,6 +45,9 @@ pub struct CheckArgs {
     /// The file to check: a .wbin binary or a .wave source (told apart by the `WAVE` magic)
     #[arg(value_name = "IN.wave|IN.wbin")]
     pub input: PathBuf,
+    /// Instruction encoding of the binary's code (see `dis --help`)
+    #[arg(long, value_enum, default_value_t)]
+    pub encoding: EncodingArg,
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
@@ -65,11 +74,7 @@ fn assemble_file(path: &Path, bytes: &[u8]) -> Result<WbinFile, String> {
             }
             Ok(a.file)
         }
-        Err(d) => {
-            eprintln!("{d}\n");
-            let n = d.error_count();
-            Err(format!("could not assemble `{name}` ({n} error{})", if n == 1 { "" } else { "s" }))
-        }
+        Err(d) => Err(report_diagnostics(&name, &d)),
     }
 }
 
@@ -90,25 +95,47 @@ pub fn asm(args: AsmArgs) -> CliResult {
 
 pub fn dis(args: DisArgs) -> CliResult {
     let bytes = read(&args.input)?;
+    let name = args.input.display();
+    let choice = EncodingChoice::from(args.encoding);
     let file = if bytes.starts_with(&wbin::MAGIC) {
-        wbin::parse(&bytes).map_err(|e| format!("`{}`: {e}", args.input.display()))?
-    } else {
+        let mut file = wbin::parse(&bytes).map_err(|e| format!("`{name}`: {e}"))?;
+        file.encoding = listing_encoding(&file, choice);
+        file
+    } else if std::str::from_utf8(&bytes).is_ok() {
+        if let EncodingChoice::Force(encoding @ Encoding::Legacy012) = choice {
+            return Err(format!("`{name}`: {}", LoadErrorKind::EncodingOfSource(encoding)));
+        }
         assemble_file(&args.input, &bytes)?
+    } else {
+        // Binary data without the magic: say what it is not, not that it is bad text.
+        return Err(format!("`{name}`: {}", not_wave_file(&bytes)));
     };
-    let text = disassemble(&file, DisasmOptions { offsets: args.offsets })
-        .map_err(|e| format!("`{}`: {e}", args.input.display()))?;
+    let text =
+        disassemble(&file, DisasmOptions { offsets: args.offsets }).map_err(|e| format!("`{name}`: {e}"))?;
     print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn not_wave_file(bytes: &[u8]) -> String {
+    let invalid_at = std::str::from_utf8(bytes).err().map_or(bytes.len(), |e| e.valid_up_to());
+    LoadErrorKind::NotWaveFile { start: bytes.iter().take(4).copied().collect(), invalid_at }.to_string()
 }
 
 pub fn check(args: CheckArgs) -> CliResult {
     let bytes = read(&args.input)?;
     let name = args.input.display().to_string();
-    let (module, _) = load_bytes(&bytes, &name).map_err(|e| format!("`{name}` is not valid: {e}"))?;
+    let (module, file) = load_bytes_with(&bytes, &name, args.encoding.into()).map_err(|e| match &e.kind {
+        LoadErrorKind::Assemble(d) => report_diagnostics(&name, d),
+        _ => format!("`{name}` is not valid: {e}"),
+    })?;
     let infos: Vec<KernelInfo> = module.kernels.iter().map(kernel_info).collect();
     print(&info_table(&infos))?;
     let n = infos.len();
-    print(&format!("{name}: ok, {n} kernel{}\n", if n == 1 { "" } else { "s" }))?;
+    let encoding = match file.encoding {
+        Encoding::Current => String::new(),
+        other => format!(" (code in {})", other.describe()),
+    };
+    print(&format!("{name}: ok, {n} kernel{}{encoding}\n", if n == 1 { "" } else { "s" }))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,7 +6,6 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use wave_gpu_backends::{write_module, Options, Target};
-use wave_isa::module::load_file;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TargetArg {
@@ -52,10 +51,13 @@ pub struct EmitArgs {
     /// Local memory bytes for kernels whose metadata says 0 [default: 16384]
     #[arg(long, value_name = "BYTES")]
     pub local_memory: Option<u32>,
+    /// Instruction encoding of a binary's code (see `dis --help`)
+    #[arg(long, value_enum, default_value_t)]
+    pub encoding: super::EncodingArg,
 }
 
 pub fn emit(args: EmitArgs) -> CliResult {
-    let (module, _) = load_file(&args.input).map_err(|e| e.to_string())?;
+    let (module, _) = super::load(&args.input, args.encoding)?;
     let kernels = match &args.kernel {
         Some(selector) => vec![module.kernel(selector).map_err(|e| e.to_string())?],
         None => module.kernels.iter().collect(),

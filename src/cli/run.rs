@@ -87,6 +87,10 @@ pub struct RunArgs {
     /// JIT only: drop memory bounds checks
     #[arg(long)]
     pub unchecked: bool,
+    /// Instruction encoding of a binary's code (`auto` also runs binaries of the crates.io
+    /// 0.1.2 wave-asm / wave-compiler, as wave-emu 0.1.2 runs them)
+    #[arg(long, value_enum, default_value_t)]
+    pub encoding: super::EncodingArg,
 }
 
 /// A number in decimal or `0x` hex, as wave-emu accepts offsets and register values.
@@ -281,7 +285,7 @@ pub fn run(args: RunArgs) -> CliResult {
         "jit" => Box::new(wave_jit_codegen::jit_engine()),
         other => return Err(format!("unknown engine `{other}` (choose interp or jit)")),
     };
-    let (module, _) = wave_isa::module::load_file(&args.file).map_err(|e| e.to_string())?;
+    let (module, _) = super::load(&args.file, args.encoding)?;
     let kernel = match &args.kernel {
         Some(selector) => module.kernel(selector).map_err(|e| e.to_string())?,
         None => module

@@ -9,7 +9,11 @@
 //!
 //! Pipeline: [`lexer`] (one line → tokens) → [`parser`] (tokens → label / directive /
 //! instruction) → [`encode`] (operands matched against the opcode table) → this module
-//! (kernels, labels, `.registers` limits, call targets, bytes).
+//! (kernels, labels, `.registers` limits, call targets, bytes). A kernel whose lines all
+//! assembled is then built into its tree and validated exactly as a loaded binary is
+//! ([`crate::ir::build_kernel`], [`crate::validate::validate`]), and each structure error
+//! (`endif` without `if`, `break` outside a loop, recursion, ...) is reported at the source
+//! line of the instruction at its byte offset.
 
 pub mod diagnostics;
 pub mod encode;
@@ -18,7 +22,8 @@ pub mod parser;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
 
-use crate::ir::KernelMeta;
+use crate::ir::{build_kernel, BuildErrorKind, KernelMeta, MAX_CALL_DEPTH};
+use crate::validate::{validate, Rule};
 use crate::wbin::{WbinFile, WbinKernel};
 use encode::{Encoded, RegisterUse};
 use parser::{parse_line, Directive, LineError, Span, Statement};
@@ -52,8 +57,9 @@ pub fn assemble(source: &str, file_name: &str) -> Result<Assembled, Diagnostics>
         asm.finish_kernel(k);
     }
     if asm.kernels.is_empty() && !asm.diags.iter().any(|d| d.severity == Severity::Error) {
+        // A binary without kernels runs nothing: almost certainly the wrong file.
         asm.diags.push(asm.diagnostic(
-            Severity::Warning,
+            Severity::Error,
             0,
             Span { start: 0, end: 0 },
             "no kernels in this file".into(),
@@ -65,7 +71,7 @@ pub fn assemble(source: &str, file_name: &str) -> Result<Assembled, Diagnostics>
     if asm.diags.iter().any(|d| d.severity == Severity::Error) {
         return Err(Diagnostics { items: asm.diags });
     }
-    Ok(Assembled { file: WbinFile { kernels: asm.kernels }, warnings: asm.diags })
+    Ok(Assembled { file: WbinFile { kernels: asm.kernels, ..Default::default() }, warnings: asm.diags })
 }
 
 /// A kernel between `.kernel` and `.end`.
@@ -75,7 +81,8 @@ struct OpenKernel {
     line: usize,
     span: Span,
     registers_line: Option<usize>,
-    insts: Vec<(usize, Encoded)>,
+    /// Each instruction with its line index and the span of the whole statement.
+    insts: Vec<(usize, Span, Encoded)>,
     /// Byte offset of the next instruction.
     offset: u32,
     labels: HashMap<String, (u32, usize)>,
@@ -165,7 +172,7 @@ impl Assembler<'_> {
                 match encode::encode(&ast) {
                     Ok(e) => {
                         k.offset += e.inst.size();
-                        k.insts.push((index, e));
+                        k.insts.push((index, statement_span(&ast), e));
                     }
                     Err(e) => self.line_error(index, e),
                 }
@@ -286,14 +293,22 @@ impl Assembler<'_> {
         }
     }
 
-    /// Kernel-level checks (registers, call targets), then encode the kernel's bytes.
+    fn error_count(&self) -> usize {
+        self.diags.iter().filter(|d| d.severity == Severity::Error).count()
+    }
+
+    /// Kernel-level checks (registers, call targets), then encode the kernel's bytes, then
+    /// (when all of it assembled) check its structure.
     fn finish_kernel(&mut self, k: OpenKernel) {
+        let errors_before = self.error_count();
         let declared = k.meta.registers;
         let mut code = Vec::with_capacity(k.offset as usize);
         if k.insts.is_empty() && !k.had_errors {
             self.warning(k.line, k.span, format!("kernel `{}` has no instructions", k.meta.name), None);
         }
-        for (line, mut e) in k.insts {
+        let mut sites = Vec::with_capacity(k.insts.len());
+        for (line, statement, mut e) in k.insts {
+            sites.push(Site { offset: code.len() as u32, line, span: statement });
             for RegisterUse { first, count, span } in &e.registers {
                 let last = first + count - 1;
                 if last >= declared {
@@ -334,8 +349,74 @@ impl Assembler<'_> {
             }
             e.inst.encode_into(&mut code);
         }
+        if !k.had_errors && self.error_count() == errors_before {
+            self.check_structure(&k.meta, &code, &sites, (k.line, k.span));
+        }
         self.kernels.push(WbinKernel { meta: k.meta, code });
     }
+
+    /// Build the kernel's tree and validate it, as the loader does with a binary; report
+    /// every error at the instruction whose byte offset it names.
+    fn check_structure(&mut self, meta: &KernelMeta, code: &[u8], sites: &[Site], kernel_at: (usize, Span)) {
+        let at = |offset: u32| {
+            sites
+                .binary_search_by_key(&offset, |s| s.offset)
+                .map_or(kernel_at, |i| (sites[i].line, sites[i].span))
+        };
+        match build_kernel(meta.clone(), code) {
+            Err(e) => {
+                let (line, span) = at(e.offset);
+                self.error(line, span, e.kind.to_string(), build_hint(&e.kind));
+            }
+            Ok(kernel) => {
+                for e in validate(&kernel).err().unwrap_or_default() {
+                    let (line, span) = at(e.offset);
+                    self.error(line, span, e.message, rule_hint(e.rule).as_deref());
+                }
+            }
+        }
+    }
+}
+
+/// Where one instruction of a kernel came from.
+struct Site {
+    /// Byte offset in the kernel's code.
+    offset: u32,
+    line: usize,
+    span: Span,
+}
+
+/// The whole instruction as written: guard, mnemonic and operands.
+fn statement_span(ast: &parser::InstrAst) -> Span {
+    let start = ast.guard.map_or(ast.mnemonic_span, |g| g.span);
+    let end = ast
+        .operands
+        .last()
+        .map(|o| o.span)
+        .or_else(|| ast.suffixes.last().map(|(_, s)| *s))
+        .unwrap_or(ast.mnemonic_span);
+    start.to(end)
+}
+
+fn build_hint(kind: &BuildErrorKind) -> Option<&'static str> {
+    Some(match kind {
+        BuildErrorKind::ElseWithoutIf => "`else` belongs between `if pN` and its `endif`",
+        BuildErrorKind::EndifWithoutIf => "remove it, or open the block with `if pN` before it",
+        BuildErrorKind::EndloopWithoutLoop => "remove it, or open the loop with `loop` before it",
+        BuildErrorKind::DuplicateElse => "an `if` has at most one `else`",
+        BuildErrorKind::UnclosedIf => "add `endif` after the block",
+        BuildErrorKind::UnclosedLoop => "add `endloop` after the loop body",
+        _ => return None,
+    })
+}
+
+fn rule_hint(rule: Rule) -> Option<String> {
+    Some(match rule {
+        Rule::BreakOutsideLoop => "`break` and `continue` act on the innermost `loop` of the same function: put them between `loop` and `endloop`".into(),
+        Rule::Recursion => "calls may not form a cycle: WAVE has no recursion".into(),
+        Rule::CallDepth => format!("calls nest at most {MAX_CALL_DEPTH} deep"),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
