@@ -335,6 +335,17 @@ fn same_output_as_wave_emu_on_its_own_binaries() {
             );
             assert_eq!(ours, reference, "{name}: wave-jit run --engine {engine} and wave-emu disagree");
         }
+        // The interpreter's counters too (old `mov`s count as control ops in both), except
+        // where wave-emu leaves a predicated `halt` uncounted.
+        if *name != "predication" {
+            let with_stats = [*flags, &["--stats"]].concat();
+            let reference = stdout_of(&tool("wave-emu"), &[&[binary], &with_stats[..]].concat());
+            let ours = stdout_of(
+                Path::new(env!("CARGO_BIN_EXE_wave-jit")),
+                &[&["run", binary, "--engine", "interp"], &with_stats[..]].concat(),
+            );
+            assert_eq!(ours, reference, "{name}: --stats");
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
