@@ -3,45 +3,21 @@
 //! .wbin; wave-jit runs the .wave source (assembled by our assembler), so the comparison is
 //! of execution and output formatting.
 //!
-//! The reference tools are looked up in $WAVE_TOOLS (a directory), then /work/tools/bin,
-//! then $PATH.
+//! The reference tools come from `support::reference_tools` (fetched with `cargo install` when
+//! they are not at hand; where that fails the tests say loudly that they did not run).
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn tool(name: &str) -> PathBuf {
-    let dirs = std::env::var_os("WAVE_TOOLS")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([PathBuf::from("/work/tools/bin")])
-        .chain(
-            std::env::var_os("PATH")
-                .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-                .unwrap_or_default(),
-        );
-    for dir in dirs {
-        let candidate = dir.join(name);
-        if candidate.is_file() {
-            return candidate;
-        }
-    }
-    panic!(
-        "the reference `{name}` is needed for this test: install it (cargo install {name}) or set WAVE_TOOLS"
-    );
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wave-jit-cli-run-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::{reference_tools, wave_jit, ReferenceTools};
 
 /// Assemble with the reference wave-asm.
-fn assemble(dir: &Path, source: &str) -> PathBuf {
+fn assemble(tools: &ReferenceTools, dir: &Path, source: &str) -> PathBuf {
     let src = dir.join("k.wave");
     let bin = dir.join("k.wbin");
     std::fs::write(&src, source).unwrap();
-    let out = Command::new(tool("wave-asm")).arg(&src).arg("-o").arg(&bin).output().unwrap();
+    let out = Command::new(&tools.wave_asm).arg(&src).arg("-o").arg(&bin).output().unwrap();
     assert!(out.status.success(), "wave-asm failed: {}", String::from_utf8_lossy(&out.stderr));
     bin
 }
@@ -58,12 +34,13 @@ fn stdout_of(program: &Path, args: &[&str]) -> String {
 }
 
 fn same_output(test: &str, source: &str, flags: &[&str]) {
-    let dir = scratch(test);
-    let bin = assemble(&dir, source);
+    let Some(tools) = reference_tools(test) else { return };
+    let dir = support::scratch("cli-run", test);
+    let bin = assemble(&tools, &dir, source);
     let src = dir.join("k.wave");
     let (bin, src) = (bin.to_str().unwrap(), src.to_str().unwrap());
-    let reference = stdout_of(&tool("wave-emu"), &[&[bin], flags].concat());
-    let ours = stdout_of(Path::new(env!("CARGO_BIN_EXE_wave-jit")), &[&["run", src], flags].concat());
+    let reference = stdout_of(&tools.wave_emu, &[&[bin], flags].concat());
+    let ours = stdout_of(wave_jit(), &[&["run", src], flags].concat());
     assert!(!reference.is_empty());
     assert_eq!(ours, reference, "{test}: wave-jit run and wave-emu disagree");
     let _ = std::fs::remove_dir_all(&dir);
@@ -89,7 +66,7 @@ fn vector_add_dumps_and_stats() {
 .end
 ";
     same_output(
-        "vadd",
+        "vector_add_dumps_and_stats",
         source,
         &[
             "--grid",
@@ -160,7 +137,7 @@ fn loop_divergence_barrier_and_local_memory() {
 .end
 ";
     same_output(
-        "mix",
+        "loop_divergence_barrier_and_local_memory",
         source,
         &[
             "--workgroup",
