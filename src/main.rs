@@ -3,6 +3,7 @@
 mod cli;
 
 use clap::{Parser, Subcommand};
+use std::io::Write as _;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -57,7 +58,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {message}");
+            // Not `eprintln!`, which panics when stderr is a closed pipe.
+            let _ = writeln!(std::io::stderr(), "error: {message}");
             ExitCode::from(1)
         }
     }

@@ -4,6 +4,7 @@ pub mod asm;
 pub mod bench;
 pub mod conformance;
 pub mod emit;
+pub mod output;
 pub mod run;
 
 /// A subcommand's outcome: an exit code, or a message for stderr (exit 1).

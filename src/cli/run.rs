@@ -1,9 +1,9 @@
 //! `run` (a drop-in for wave-emu: same flags, same dumps, same `--stats` text) and `info`.
 
-use super::CliResult;
+use super::{output, CliResult};
 use clap::Args;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -304,11 +304,7 @@ pub fn run(args: RunArgs) -> CliResult {
     if args.stats {
         let _ = write!(out, "{stats}");
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| format!("cannot write output: {e}"))?;
+    output::print(&out)?;
     if std::io::stderr().is_terminal() {
         let compiled =
             if engine.name() == "jit" { jit_compile_text(kernel, &dispatch, &device) } else { String::new() };
@@ -351,6 +347,6 @@ pub fn info(_args: InfoArgs) -> CliResult {
     for (name, value) in caps::all() {
         let _ = writeln!(out, "  {name:<22} {value}");
     }
-    print!("{out}");
+    output::print(&out)?;
     Ok(ExitCode::SUCCESS)
 }
