@@ -15,6 +15,12 @@ pub fn print(text: &str) -> Result<(), String> {
     }
 }
 
+/// A warning on stderr: something odd that wave-emu accepts silently and so do we.
+pub fn warn(message: &str) {
+    // Not `eprintln!`: that panics when stderr is a closed pipe.
+    let _ = writeln!(std::io::stderr(), "warning: {message}");
+}
+
 /// A progress line on stderr, rewritten in place; shown only when stderr is a terminal (a log
 /// file or a pipe would collect every rewrite).
 pub struct Progress {
