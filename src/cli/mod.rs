@@ -6,6 +6,7 @@ pub mod asm;
 pub mod bench;
 pub mod conformance;
 pub mod emit;
+pub mod memory_file;
 pub mod output;
 pub mod run;
 pub mod run_flags;

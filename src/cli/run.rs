@@ -1,6 +1,8 @@
-//! `run` (a drop-in for wave-emu: same flags, same dumps, same `--stats` text) and `info`. Flag values are parsed in
+//! `run` (a drop-in for wave-emu: same flags, same dumps, same `--stats` text, plus the
+//! `--memory-file` and `--reg` the Python SDK passes) and `info`. Flag values are parsed in
 //! `run_flags`, the output is written by `run_output`.
 
+use super::memory_file::MemoryFile;
 use super::{output, run_flags, run_output, CliResult};
 use clap::Args;
 use std::fmt::Write as _;
@@ -29,9 +31,13 @@ pub struct RunArgs {
     /// Local memory bytes per workgroup (a kernel's .local_memory replaces it)
     #[arg(long, value_name = "BYTES", default_value_t = caps::DEFAULT_LOCAL_MEMORY)]
     pub local_memory: u32,
-    /// Device memory bytes (at most 4 GiB)
+    /// Device memory bytes (at most 4 GiB; at least the --memory-file's size)
     #[arg(long, value_name = "BYTES", default_value_t = caps::DEFAULT_DEVICE_MEMORY)]
     pub device_memory: u64,
+    /// Device memory from offset 0 is read from PATH before the run and written back to it
+    /// after a successful run (on error PATH is left unchanged)
+    #[arg(long, value_name = "PATH")]
+    pub memory_file: Option<PathBuf>,
     /// Copy a file's bytes into device memory at OFFSET (decimal or 0x hex)
     #[arg(long, value_name = "OFFSET:FILE", value_parser = run_flags::arg_file)]
     pub arg: Vec<run_flags::ArgFile>,
@@ -53,9 +59,9 @@ pub struct RunArgs {
     /// Wave-instructions per workgroup before the run stops (0 = unlimited)
     #[arg(long, default_value_t = 10_000_000)]
     pub max_instructions: u64,
-    /// Initial value of register REG in every thread (kernel arguments), e.g. 0:4096. A register
-    /// beyond the kernel's count is ignored, with a warning
-    #[arg(long, value_name = "REG:VALUE", value_parser = run_flags::register_init)]
+    /// Initial value of register REG in every thread (kernel arguments), e.g. 0:4096; --reg
+    /// 0=4096 is the same. A register beyond the kernel's count is ignored, with a warning
+    #[arg(long, visible_alias = "reg", value_name = "REG:VALUE", value_parser = run_flags::register_init)]
     pub set_reg: Vec<run_flags::RegisterInit>,
     /// Fill memory with f32 values 0, SCALE, 2*SCALE, ... (TYPE is ignored)
     #[arg(long, value_name = "OFFSET:TYPE:COUNT[:SCALE]", value_parser = run_flags::fill_iota)]
@@ -93,8 +99,12 @@ pub struct RunArgs {
     pub unchecked: bool,
 }
 
-/// Memory initialisation in wave-emu's fixed order: fill-zero, fill-iota, then arg files.
-fn init_memory(args: &RunArgs, device: &mut Device) -> Result<(), String> {
+/// Memory initialisation: the --memory-file, then wave-emu's fixed order: fill-zero,
+/// fill-iota, then arg files.
+fn init_memory(args: &RunArgs, memory_file: Option<&MemoryFile>, device: &mut Device) -> Result<(), String> {
+    if let Some(file) = memory_file {
+        file.load_into(device)?;
+    }
     for fill in &args.fill_zero {
         let len = fill.words.checked_mul(4).ok_or("--fill-zero count too large")?;
         let bytes = vec![0u8; usize::try_from(len).map_err(|_| "--fill-zero count too large")?];
@@ -202,8 +212,10 @@ pub fn run(args: RunArgs) -> CliResult {
             .ok_or_else(|| format!("{}: the file has no kernels", args.file.display()))?,
     };
     dispatch.initial_registers = initial_registers(&args, kernel, &dispatch);
-    let mut device = Device::new(args.device_memory).map_err(|e| e.to_string())?;
-    init_memory(&args, &mut device)?;
+    let memory_file = args.memory_file.as_deref().map(MemoryFile::read).transpose()?;
+    let device_size = args.device_memory.max(memory_file.as_ref().map_or(0, MemoryFile::size));
+    let mut device = Device::new(device_size).map_err(|e| e.to_string())?;
+    init_memory(&args, memory_file.as_ref(), &mut device)?;
 
     let started = Instant::now();
     let (stats, ran) = match empty_dispatch(kernel, &dispatch, &device)? {
@@ -217,6 +229,9 @@ pub fn run(args: RunArgs) -> CliResult {
     }
     let out = run_output::stdout_text(&args, &device, &stats)?;
     run_output::write_out_files(&args, &device)?;
+    if let Some(file) = &memory_file {
+        file.write_back(&device)?;
+    }
     output::print(&out)?;
     if ran && std::io::stderr().is_terminal() {
         let compiled =
