@@ -3,6 +3,8 @@
 mod cli;
 
 use clap::{Parser, Subcommand};
+use std::io::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -41,9 +43,32 @@ enum Command {
     Emit(cli::emit::EmitArgs),
 }
 
+/// The binary started under the name `wave-emu` (a symlink or a copy): `wave-jit run` with
+/// wave-emu's command line, so that SDKs and scripts that call `wave-emu` use the JIT.
+#[derive(Parser, Debug)]
+#[command(
+    name = "wave-emu",
+    version = concat!("(wave-jit ", env!("CARGO_PKG_VERSION"), ")"),
+    about = "wave-jit started as wave-emu: runs a WAVE kernel as `wave-jit run` does"
+)]
+struct AsWaveEmu {
+    #[command(flatten)]
+    run: cli::run::RunArgs,
+}
+
+fn started_as_wave_emu() -> bool {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let wave_emu = format!("wave-emu{}", std::env::consts::EXE_SUFFIX);
+    Path::new(&argv0).file_name().is_some_and(|name| name == wave_emu.as_str())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let command = if started_as_wave_emu() {
+        Command::Run(Box::new(AsWaveEmu::parse().run))
+    } else {
+        Cli::parse().command
+    };
+    let result = match command {
         Command::Asm(a) => cli::asm::asm(a),
         Command::Dis(a) => cli::asm::dis(a),
         Command::Check(a) => cli::asm::check(a),
@@ -57,7 +82,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {message}");
+            // Not `eprintln!`, which panics when stderr is a closed pipe.
+            let _ = writeln!(std::io::stderr(), "error: {message}");
             ExitCode::from(1)
         }
     }

@@ -3,45 +3,21 @@
 //! .wbin; wave-jit runs the .wave source (assembled by our assembler), so the comparison is
 //! of execution and output formatting.
 //!
-//! The reference tools are looked up in $WAVE_TOOLS (a directory), then /work/tools/bin,
-//! then $PATH.
+//! The reference tools come from `support::reference_tools` (fetched with `cargo install` when
+//! they are not at hand; where that fails the tests say loudly that they did not run).
+
+mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn tool(name: &str) -> PathBuf {
-    let dirs = std::env::var_os("WAVE_TOOLS")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([PathBuf::from("/work/tools/bin")])
-        .chain(
-            std::env::var_os("PATH")
-                .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-                .unwrap_or_default(),
-        );
-    for dir in dirs {
-        let candidate = dir.join(name);
-        if candidate.is_file() {
-            return candidate;
-        }
-    }
-    panic!(
-        "the reference `{name}` is needed for this test: install it (cargo install {name}) or set WAVE_TOOLS"
-    );
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wave-jit-cli-run-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use std::process::{Command, Output};
+use support::{reference_tools, wave_jit, ReferenceTools};
 
 /// Assemble with the reference wave-asm.
-fn assemble(dir: &Path, source: &str) -> PathBuf {
+fn assemble(tools: &ReferenceTools, dir: &Path, source: &str) -> PathBuf {
     let src = dir.join("k.wave");
     let bin = dir.join("k.wbin");
     std::fs::write(&src, source).unwrap();
-    let out = Command::new(tool("wave-asm")).arg(&src).arg("-o").arg(&bin).output().unwrap();
+    let out = Command::new(&tools.wave_asm).arg(&src).arg("-o").arg(&bin).output().unwrap();
     assert!(out.status.success(), "wave-asm failed: {}", String::from_utf8_lossy(&out.stderr));
     bin
 }
@@ -58,12 +34,13 @@ fn stdout_of(program: &Path, args: &[&str]) -> String {
 }
 
 fn same_output(test: &str, source: &str, flags: &[&str]) {
-    let dir = scratch(test);
-    let bin = assemble(&dir, source);
+    let Some(tools) = reference_tools(test) else { return };
+    let dir = support::scratch("cli-run", test);
+    let bin = assemble(&tools, &dir, source);
     let src = dir.join("k.wave");
     let (bin, src) = (bin.to_str().unwrap(), src.to_str().unwrap());
-    let reference = stdout_of(&tool("wave-emu"), &[&[bin], flags].concat());
-    let ours = stdout_of(Path::new(env!("CARGO_BIN_EXE_wave-jit")), &[&["run", src], flags].concat());
+    let reference = stdout_of(&tools.wave_emu, &[&[bin], flags].concat());
+    let ours = stdout_of(wave_jit(), &[&["run", src], flags].concat());
     assert!(!reference.is_empty());
     assert_eq!(ours, reference, "{test}: wave-jit run and wave-emu disagree");
     let _ = std::fs::remove_dir_all(&dir);
@@ -89,7 +66,7 @@ fn vector_add_dumps_and_stats() {
 .end
 ";
     same_output(
-        "vadd",
+        "vector_add_dumps_and_stats",
         source,
         &[
             "--grid",
@@ -160,7 +137,7 @@ fn loop_divergence_barrier_and_local_memory() {
 .end
 ";
     same_output(
-        "mix",
+        "loop_divergence_barrier_and_local_memory",
         source,
         &[
             "--workgroup",
@@ -176,4 +153,85 @@ fn loop_divergence_barrier_and_local_memory() {
             "--stats",
         ],
     );
+}
+
+/// Stores `thread id + r3` at `4 * thread id`.
+const STORE_IDS: &str = "
+.kernel ids
+.registers 8
+    mov r0, sr_thread_id_x
+    mov_imm r2, 2
+    shl r1, r0, r2
+    iadd r4, r0, r3
+    device_store_u32 r1, r4
+    halt
+.end
+";
+
+fn code(out: &Output) -> i32 {
+    out.status.code().expect("the process exited (no signal)")
+}
+
+/// Each class of bad or odd input gets wave-emu's exit code, and where both succeed, the same
+/// stdout (README: "Exit codes").
+#[test]
+fn exit_codes_match_wave_emu_by_class() {
+    let test = "exit_codes_match_wave_emu_by_class";
+    let Some(tools) = reference_tools(test) else { return };
+    let dir = support::scratch("cli-run", test);
+    let bin = assemble(&tools, &dir, STORE_IDS);
+    let src = dir.join("k.wave");
+    let missing = dir.join("missing.bin").to_str().unwrap().to_string();
+    let missing_arg = format!("0:{missing}");
+    let dump = ["--dump-memory", "0:0x20"];
+    let cases: &[(&str, Vec<&str>, i32)] = &[
+        ("unknown flag", vec!["--bogus"], 2),
+        ("non-numeric value of a numeric flag", vec!["--registers", "abc"], 2),
+        ("a dump flag given twice", vec!["--dump-f32", "0:1", "--dump-f32", "0:2"], 2),
+        ("missing --arg file", vec!["--arg", &missing_arg], 1),
+        ("out-of-bounds store", vec!["--device-memory", "4"], 1),
+        ("out-of-bounds dump", vec!["--dump-f32", "0x100000:1"], 1),
+        ("grid with a zero", [&["--grid", "0,1,1", "--stats"], &dump[..]].concat(), 0),
+        (
+            "workgroup with a zero",
+            [&["--grid", "3,1,1", "--workgroup", "4,0,1", "--stats"], &dump[..]].concat(),
+            0,
+        ),
+        ("register beyond the kernel's count", [&["--set-reg", "20:5"], &dump[..]].concat(), 0),
+        ("value above 32 bits", [&["--set-reg", "3:0x100000007"], &dump[..]].concat(), 0),
+    ];
+    for (class, flags, expected) in cases {
+        let reference = Command::new(&tools.wave_emu).arg(&bin).args(flags).output().unwrap();
+        let ours = Command::new(wave_jit()).arg("run").arg(&src).args(flags).output().unwrap();
+        assert_eq!(code(&reference), *expected, "{class}: wave-emu {flags:?}");
+        assert_eq!(
+            code(&ours),
+            *expected,
+            "{class}: wave-jit run {flags:?}: {}",
+            String::from_utf8_lossy(&ours.stderr)
+        );
+        if *expected == 0 {
+            assert_eq!(ours.stdout, reference.stdout, "{class}: stdout differs");
+        }
+    }
+    // Files that are not there: the kernel, and no kernel at all (a usage error).
+    let no_kernel = [
+        Command::new(&tools.wave_emu).arg(&missing).output().unwrap(),
+        Command::new(wave_jit()).args(["run", &missing]).output().unwrap(),
+    ];
+    assert_eq!(no_kernel.each_ref().map(code), [1, 1], "missing kernel file");
+    let no_file = [
+        Command::new(&tools.wave_emu).output().unwrap(),
+        Command::new(wave_jit()).arg("run").output().unwrap(),
+    ];
+    assert_eq!(no_file.each_ref().map(code), [2, 2], "no kernel file given");
+
+    // The one deliberate difference: a malformed value of a text flag is a usage error (2) for
+    // wave-jit, as for numeric flags; wave-emu exits 1 ("invalid WBIN file: invalid --grid").
+    for flags in [["--grid", "1,1"], ["--set-reg", "5"], ["--arg", "0"], ["--dump-memory", "8:4"]] {
+        let reference = Command::new(&tools.wave_emu).arg(&bin).args(flags).output().unwrap();
+        let ours = Command::new(wave_jit()).arg("run").arg(&src).args(flags).output().unwrap();
+        assert_eq!((code(&reference), code(&ours)), (1, 2), "{flags:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

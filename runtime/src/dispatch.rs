@@ -45,6 +45,27 @@ impl Default for Dispatch {
     }
 }
 
+impl Dispatch {
+    /// Threads per workgroup for `kernel`: its `.workgroup_size` when x > 0, else the request.
+    pub fn workgroup_for(&self, kernel: &Kernel) -> [u32; 3] {
+        let meta = &kernel.meta;
+        if meta.workgroup_size[0] > 0 {
+            meta.workgroup_size
+        } else {
+            self.workgroup
+        }
+    }
+
+    /// Registers per thread for `kernel`: its non-zero register count, else the request.
+    pub fn registers_for(&self, kernel: &Kernel) -> u32 {
+        if kernel.meta.registers > 0 {
+            kernel.meta.registers
+        } else {
+            self.registers
+        }
+    }
+}
+
 /// A resolved dispatch: what runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Launch {
@@ -163,7 +184,7 @@ pub fn resolve(kernel: &Kernel, d: &Dispatch, device: &Device) -> Result<Launch,
     if d.grid.contains(&0) {
         return Err(DispatchError::EmptyGrid { grid: d.grid });
     }
-    let workgroup = if meta.workgroup_size[0] > 0 { meta.workgroup_size } else { d.workgroup };
+    let workgroup = d.workgroup_for(kernel);
     if workgroup.contains(&0) {
         return Err(DispatchError::EmptyWorkgroup { workgroup });
     }
@@ -171,7 +192,7 @@ pub fn resolve(kernel: &Kernel, d: &Dispatch, device: &Device) -> Result<Launch,
     if threads > caps::MAX_WORKGROUP_SIZE as u64 {
         return Err(DispatchError::WorkgroupTooLarge { workgroup, threads });
     }
-    let registers = if meta.registers > 0 { meta.registers } else { d.registers };
+    let registers = d.registers_for(kernel);
     if registers > caps::MAX_REGISTERS {
         return Err(DispatchError::TooManyRegisters { registers });
     }

@@ -1,8 +1,8 @@
 //! `asm`, `dis` and `check`: the assembler front half on the command line.
 
+use super::output::print;
 use super::{report_diagnostics, CliResult, EncodingArg};
 use clap::Args;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use wave_isa::analysis::{kernel_info, KernelInfo};
@@ -52,14 +52,6 @@ pub struct CheckArgs {
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
-}
-
-/// Print to stdout; a closed pipe (`| head`) is not an error.
-fn print(text: &str) -> Result<(), String> {
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to stdout: {e}")),
-        _ => Ok(()),
-    }
 }
 
 /// Assemble a source file, printing warnings (and errors) to stderr.

@@ -1,9 +1,9 @@
 //! `wave-jit bench …` (benchmarks of the bundled kernels) and `wave-jit fuzz-diff …`
 //! (differential testing of the JIT against the interpreter).
 
+use super::output::{self, Progress};
 use super::CliResult;
 use clap::{Args, ValueEnum};
-use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 use wave_benches::driver::{self, BenchOptions};
@@ -65,17 +65,6 @@ pub struct BenchArgs {
     budget: f64,
 }
 
-/// A progress line on stderr, rewritten in place.
-fn progress_line(message: &str) {
-    let mut err = std::io::stderr();
-    let _ = write!(err, "\r\x1b[K{message}");
-    let _ = err.flush();
-}
-
-fn clear_progress() {
-    let _ = write!(std::io::stderr(), "\r\x1b[K");
-}
-
 pub fn bench(args: BenchArgs) -> CliResult {
     if !matches!(args.wave_width, 4 | 8 | 16 | 32 | 64) {
         return Err(format!("wave width {} is not one of 4, 8, 16, 32, 64", args.wave_width));
@@ -96,7 +85,8 @@ pub fn bench(args: BenchArgs) -> CliResult {
         interp_limit: Duration::from_secs_f64(args.interp_limit),
         budget: Duration::from_secs_f64(args.budget),
     };
-    let mut progress = |m: &str| progress_line(m);
+    let mut line = Progress::new();
+    let mut progress = |m: &str| line.show(m);
     let result = match args.workload {
         Workload::Gemm => driver::bench_gemm(&options, &mut progress),
         Workload::Vecadd => driver::bench_stream(Stream::Vecadd, &options, &mut progress),
@@ -105,9 +95,9 @@ pub fn bench(args: BenchArgs) -> CliResult {
         Workload::PrefixSum => driver::bench_stream(Stream::PrefixSum, &options, &mut progress),
         Workload::Launch => driver::bench_launch(&options, &mut progress),
     };
-    clear_progress();
+    line.clear();
     let text = result.map_err(|e| e.to_string())?;
-    print!("{text}");
+    output::print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -136,11 +126,12 @@ pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
     let interp = wave_runtime::Interpreter::new();
     let options = FuzzOptions { count: args.count, seed: args.seed, widths, ..FuzzOptions::default() };
     let mut last_shown = 0u64;
+    let mut line = Progress::new();
     let mut progress = |p: &difftest::Progress| {
         if p.done == p.total || p.done == 0 || p.done - last_shown >= 25 {
             last_shown = p.done;
             // Programs cycle through the widths, so the width of one case says little here.
-            progress_line(&format!(
+            line.show(&format!(
                 "fuzz-diff: {}/{} programs agree, {:.1} s",
                 p.done,
                 p.total,
@@ -149,22 +140,22 @@ pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
         }
     };
     let result = difftest::fuzz_diff_with(&jit, &interp, &options, &mut progress);
-    clear_progress();
+    line.clear();
     match result {
         Ok(report) => {
-            println!("fuzz-diff: {report}");
+            output::print(&format!("fuzz-diff: {report}\n"))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(mismatch) => {
-            println!("{mismatch}");
+            // The files first: a closed stdout ends the program at the first print.
             let wave = format!("{}.wave", args.out);
             let data = format!("{}.bin", args.out);
             std::fs::write(&wave, mismatch.program_text()).map_err(|e| format!("{wave}: {e}"))?;
             std::fs::write(&data, mismatch.data()).map_err(|e| format!("{data}: {e}"))?;
-            println!(
-                "written: {wave}, {data}; reproduce with: wave-jit run {wave} {} --arg 0:{data}",
+            output::print(&format!(
+                "{mismatch}\nwritten: {wave}, {data}; reproduce with: wave-jit run {wave} {} --arg 0:{data}\n",
                 mismatch.dispatch_flags()
-            );
+            ))?;
             Ok(ExitCode::from(1))
         }
     }

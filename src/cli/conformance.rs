@@ -1,6 +1,6 @@
 //! `wave-jit conformance`: run the embedded conformance suite on an engine.
 
-use super::CliResult;
+use super::{output, CliResult};
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
 use wave_conformance::{run_suite, WidthPolicy};
@@ -46,11 +46,15 @@ pub fn conformance(args: ConformanceArgs) -> CliResult {
     }
     let engine = engine(args.engine)?;
     let policy = args.wave_width.map_or(WidthPolicy::All, WidthPolicy::Only);
+    let mut write_error = None;
     let summary = run_suite(engine.as_ref(), &policy, args.filter.as_deref(), |result| {
-        if !args.quiet || !result.passed() {
-            println!("{result}");
+        if (!args.quiet || !result.passed()) && write_error.is_none() {
+            write_error = output::print(&format!("{result}\n")).err();
         }
     });
-    println!("{} passed, {} failed", summary.passed, summary.failed);
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    output::print(&format!("{} passed, {} failed\n", summary.passed, summary.failed))?;
     Ok(if summary.failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

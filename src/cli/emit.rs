@@ -2,7 +2,6 @@
 
 use super::CliResult;
 use clap::{Args, ValueEnum};
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use wave_gpu_backends::{write_module, Options, Target};
@@ -72,10 +71,7 @@ pub fn emit(args: EmitArgs) -> CliResult {
         Some(path) => {
             std::fs::write(path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?
         }
-        None => {
-            // A closed pipe (`| head`) is not an error.
-            let _ = std::io::stdout().lock().write_all(text.as_bytes());
-        }
+        None => super::output::print(&text)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,44 +1,53 @@
-//! `run` (a drop-in for wave-emu: same flags, same dumps, same `--stats` text) and `info`.
+//! `run` (a drop-in for wave-emu: same flags, same dumps, same `--stats` text, plus the
+//! `--memory-file` and `--reg` the Python SDK passes) and `info`. Flag values are parsed in
+//! `run_flags`, the output is written by `run_output`.
 
-use super::CliResult;
+use super::memory_file::MemoryFile;
+use super::{output, run_flags, run_output, CliResult};
 use clap::Args;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use wave_runtime::{caps, Device, Dispatch, Engine, Interpreter};
+use wave_runtime::{
+    caps, Device, Dispatch, DispatchError, Engine, Interpreter, RunError, RunErrorKind, Stats,
+};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// The kernel file: a .wbin binary or .wave assembly source
     #[arg(value_name = "FILE.wave|FILE.wbin")]
     pub file: PathBuf,
-    /// Number of workgroups
-    #[arg(long, value_name = "X,Y,Z", default_value = "1,1,1")]
-    pub grid: String,
+    /// Number of workgroups (a zero runs nothing, with a warning)
+    #[arg(long, value_name = "X,Y,Z", default_value = "1,1,1", value_parser = run_flags::dimensions)]
+    pub grid: [u32; 3],
     /// Threads per workgroup (a kernel's .workgroup_size replaces it)
-    #[arg(long, value_name = "X,Y,Z", default_value = "32,1,1")]
-    pub workgroup: String,
+    #[arg(long, value_name = "X,Y,Z", default_value = "32,1,1", value_parser = run_flags::dimensions)]
+    pub workgroup: [u32; 3],
     /// Registers per thread (a kernel's non-zero register count replaces it)
     #[arg(long, default_value_t = 32)]
     pub registers: u32,
     /// Local memory bytes per workgroup (a kernel's .local_memory replaces it)
     #[arg(long, value_name = "BYTES", default_value_t = caps::DEFAULT_LOCAL_MEMORY)]
     pub local_memory: u32,
-    /// Device memory bytes (at most 4 GiB)
+    /// Device memory bytes (at most 4 GiB; at least the --memory-file's size)
     #[arg(long, value_name = "BYTES", default_value_t = caps::DEFAULT_DEVICE_MEMORY)]
     pub device_memory: u64,
+    /// Device memory from offset 0 is read from PATH before the run and written back to it
+    /// after a successful run (on error PATH is left unchanged)
+    #[arg(long, value_name = "PATH")]
+    pub memory_file: Option<PathBuf>,
     /// Copy a file's bytes into device memory at OFFSET (decimal or 0x hex)
-    #[arg(long, value_name = "OFFSET:FILE")]
-    pub arg: Vec<String>,
+    #[arg(long, value_name = "OFFSET:FILE", value_parser = run_flags::arg_file)]
+    pub arg: Vec<run_flags::ArgFile>,
     /// Not implemented (as wave-emu): prints a notice
     #[arg(long)]
     pub dump_regs: bool,
     /// Hex dump of device memory [START, END) after the run
-    #[arg(long, value_name = "START:END")]
-    pub dump_memory: Option<String>,
-    /// Print execution statistics
+    #[arg(long, value_name = "START:END", value_parser = run_flags::memory_range)]
+    pub dump_memory: Option<run_flags::MemoryRange>,
+    /// Print execution statistics (after the dumps)
     #[arg(long)]
     pub stats: bool,
     /// Print each executed wave-instruction to stderr
@@ -50,37 +59,38 @@ pub struct RunArgs {
     /// Wave-instructions per workgroup before the run stops (0 = unlimited)
     #[arg(long, default_value_t = 10_000_000)]
     pub max_instructions: u64,
-    /// Initial value of register REG in every thread (kernel arguments), e.g. 0:4096
-    #[arg(long, value_name = "REG:VALUE")]
-    pub set_reg: Vec<String>,
+    /// Initial value of register REG in every thread (kernel arguments), e.g. 0:4096; --reg
+    /// 0=4096 is the same. A register beyond the kernel's count is ignored, with a warning
+    #[arg(long, visible_alias = "reg", value_name = "REG:VALUE", value_parser = run_flags::register_init)]
+    pub set_reg: Vec<run_flags::RegisterInit>,
     /// Fill memory with f32 values 0, SCALE, 2*SCALE, ... (TYPE is ignored)
-    #[arg(long, value_name = "OFFSET:TYPE:COUNT[:SCALE]")]
-    pub fill_iota: Vec<String>,
+    #[arg(long, value_name = "OFFSET:TYPE:COUNT[:SCALE]", value_parser = run_flags::fill_iota)]
+    pub fill_iota: Vec<run_flags::FillIota>,
     /// Zero COUNT 4-byte words (TYPE is ignored)
-    #[arg(long, value_name = "OFFSET:TYPE:COUNT")]
-    pub fill_zero: Vec<String>,
+    #[arg(long, value_name = "OFFSET:TYPE:COUNT", value_parser = run_flags::fill_zero)]
+    pub fill_zero: Vec<run_flags::FillZero>,
     /// Print COUNT f32 values from device memory, one per line
-    #[arg(long, value_name = "OFFSET:COUNT")]
-    pub dump_f32: Option<String>,
+    #[arg(long, value_name = "OFFSET:COUNT", value_parser = run_flags::dump_values)]
+    pub dump_f32: Option<run_flags::DumpValues>,
     /// Print COUNT u32 values (decimal) from device memory, one per line
-    #[arg(long, value_name = "OFFSET:COUNT")]
-    pub dump_u32: Option<String>,
+    #[arg(long, value_name = "OFFSET:COUNT", value_parser = run_flags::dump_values)]
+    pub dump_u32: Option<run_flags::DumpValues>,
     /// Print COUNT f16 values from device memory, one per line
-    #[arg(long, value_name = "OFFSET:COUNT")]
-    pub dump_f16: Option<String>,
+    #[arg(long, value_name = "OFFSET:COUNT", value_parser = run_flags::dump_values)]
+    pub dump_f16: Option<run_flags::DumpValues>,
     /// Print COUNT bf16 values from device memory, one per line
-    #[arg(long, value_name = "OFFSET:COUNT")]
-    pub dump_bf16: Option<String>,
+    #[arg(long, value_name = "OFFSET:COUNT", value_parser = run_flags::dump_values)]
+    pub dump_bf16: Option<run_flags::DumpValues>,
     /// The kernel to run, by name or index [default: the first]
     #[arg(long, value_name = "NAME|INDEX")]
     pub kernel: Option<String>,
     /// Execution engine [default: jit; with --stats or --trace: interp, whose counters and
     /// trace are complete (the JIT counts only workgroups and waves)]
-    #[arg(long, value_name = "interp|jit")]
+    #[arg(long, value_name = "interp|jit", value_parser = ["interp", "jit"])]
     pub engine: Option<String>,
     /// Write LEN bytes of device memory at OFFSET to FILE after the run
-    #[arg(long, value_name = "OFFSET:LEN:FILE")]
-    pub out: Vec<String>,
+    #[arg(long, value_name = "OFFSET:LEN:FILE", value_parser = run_flags::out_file)]
+    pub out: Vec<run_flags::OutFile>,
     /// JIT worker threads (0 = all cores); the interpreter is single-threaded
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -93,182 +103,94 @@ pub struct RunArgs {
     pub encoding: super::EncodingArg,
 }
 
-/// A number in decimal or `0x` hex, as wave-emu accepts offsets and register values.
-fn parse_number(s: &str) -> Result<u64, String> {
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).map_err(|e| format!("invalid hex offset: {e}")),
-        None => s.parse::<u64>().map_err(|e| format!("invalid offset: {e}")),
+/// Memory initialisation: the --memory-file, then wave-emu's fixed order: fill-zero,
+/// fill-iota, then arg files.
+fn init_memory(args: &RunArgs, memory_file: Option<&MemoryFile>, device: &mut Device) -> Result<(), String> {
+    if let Some(file) = memory_file {
+        file.load_into(device)?;
     }
-}
-
-fn parse_dimensions(flag: &str, s: &str) -> Result<[u32; 3], String> {
-    let parts: Vec<&str> = s.split(',').collect();
-    if parts.len() != 3 {
-        return Err(format!("invalid --{flag}: expected 3 comma-separated values, got {}", parts.len()));
-    }
-    let mut dims = [0u32; 3];
-    for (d, (part, axis)) in dims.iter_mut().zip(parts.iter().zip(["x", "y", "z"])) {
-        *d = part.parse().map_err(|e| format!("invalid --{flag}: invalid {axis}: {e}"))?;
-    }
-    Ok(dims)
-}
-
-/// `A:B` split once (the second part may contain colons, e.g. a path).
-fn split2<'a>(flag: &str, spec: &'a str, form: &str) -> Result<(&'a str, &'a str), String> {
-    spec.split_once(':').ok_or_else(|| format!("--{flag} expects {form}, got '{spec}'"))
-}
-
-fn parse_set_reg(spec: &str) -> Result<(u8, u32), String> {
-    let (reg, value) = split2("set-reg", spec, "REG:VALUE")?;
-    let reg = reg.parse::<u8>().map_err(|e| format!("invalid --set-reg: invalid register: {e}"))?;
-    let value = parse_number(value).map_err(|e| format!("invalid --set-reg: {e}"))?;
-    Ok((reg, value as u32))
-}
-
-/// Memory initialisation in wave-emu's fixed order: fill-zero, fill-iota, then arg files.
-fn init_memory(args: &RunArgs, device: &mut Device) -> Result<(), String> {
-    for spec in &args.fill_zero {
-        let parts: Vec<&str> = spec.split(':').collect();
-        if parts.len() != 3 {
-            return Err(format!("--fill-zero expects OFFSET:TYPE:COUNT, got '{spec}'"));
-        }
-        let offset = parse_number(parts[0]).map_err(|e| format!("--fill-zero offset: {e}"))?;
-        let count = parts[2].parse::<u64>().map_err(|e| format!("--fill-zero count: {e}"))?;
-        let len = count.checked_mul(4).ok_or("--fill-zero count too large")?;
+    for fill in &args.fill_zero {
+        let len = fill.words.checked_mul(4).ok_or("--fill-zero count too large")?;
         let bytes = vec![0u8; usize::try_from(len).map_err(|_| "--fill-zero count too large")?];
-        device.write(offset, &bytes).map_err(|e| e.to_string())?;
+        device.write(fill.offset, &bytes).map_err(|e| e.to_string())?;
     }
-    for spec in &args.fill_iota {
-        let parts: Vec<&str> = spec.split(':').collect();
-        if !(3..=4).contains(&parts.len()) {
-            return Err(format!("--fill-iota expects OFFSET:TYPE:COUNT[:SCALE], got '{spec}'"));
-        }
-        let offset = parse_number(parts[0]).map_err(|e| format!("--fill-iota offset: {e}"))?;
-        let count = parts[2].parse::<usize>().map_err(|e| format!("--fill-iota count: {e}"))?;
-        let scale = match parts.get(3) {
-            Some(s) => s.parse::<f32>().map_err(|e| format!("--fill-iota scale: {e}"))?,
-            None => 1.0,
-        };
-        let bytes: Vec<u8> = (0..count).flat_map(|i| (i as f32 * scale).to_le_bytes()).collect();
-        device.write(offset, &bytes).map_err(|e| e.to_string())?;
+    for fill in &args.fill_iota {
+        let count = usize::try_from(fill.count).map_err(|_| "--fill-iota count too large")?;
+        let bytes: Vec<u8> = (0..count).flat_map(|i| (i as f32 * fill.scale).to_le_bytes()).collect();
+        device.write(fill.offset, &bytes).map_err(|e| e.to_string())?;
     }
-    for spec in &args.arg {
-        let (offset, path) =
-            split2("arg", spec, "OFFSET:FILE").map_err(|_| "invalid --arg: expected format OFFSET:FILE")?;
-        let offset = parse_number(offset).map_err(|e| format!("invalid --arg: {e}"))?;
-        let bytes = std::fs::read(path).map_err(|e| format!("failed to open {path}: {e}"))?;
-        device.write(offset, &bytes).map_err(|e| e.to_string())?;
+    for arg in &args.arg {
+        let bytes =
+            std::fs::read(&arg.path).map_err(|e| format!("failed to open {}: {e}", arg.path.display()))?;
+        device.write(arg.offset, &bytes).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
 
-/// wave-emu's hex dump: address, 16 bytes in two groups of 8, then the printable characters.
-fn hex_dump(out: &mut String, data: &[u8], base: u64) {
-    for (i, chunk) in data.chunks(16).enumerate() {
-        let _ = write!(out, "{:08x}: ", base + i as u64 * 16);
-        for (j, byte) in chunk.iter().enumerate() {
-            if j == 8 {
-                out.push(' ');
-            }
-            let _ = write!(out, "{byte:02x} ");
+/// The initial registers that exist in `kernel`'s threads. wave-emu ignores the others, and so
+/// do we, with a warning (as for values that do not fit 32 bits).
+fn initial_registers(args: &RunArgs, kernel: &wave_isa::Kernel, dispatch: &Dispatch) -> Vec<(u8, u32)> {
+    let registers = dispatch.registers_for(kernel);
+    let mut kept = Vec::new();
+    for init in &args.set_reg {
+        if init.truncated {
+            output::warn(&format!(
+                "--set-reg r{}: the value does not fit 32 bits; r{0} gets its low 32 bits (0x{:08x}), as in wave-emu",
+                init.register, init.value
+            ));
         }
-        for _ in chunk.len()..16 {
-            out.push_str("   ");
+        if u32::from(init.register) < registers {
+            kept.push((init.register, init.value));
+        } else {
+            output::warn(&format!(
+                "--set-reg r{} ignored: kernel `{}` has {registers} registers (r0..r{})",
+                init.register,
+                kernel.meta.name,
+                registers.saturating_sub(1)
+            ));
         }
-        if chunk.len() <= 8 {
-            out.push(' ');
-        }
-        out.push_str(" |");
-        for &byte in chunk {
-            out.push(if byte.is_ascii_graphic() || byte == b' ' { byte as char } else { '.' });
-        }
-        out.push_str("|\n");
     }
+    kept
 }
 
-/// One `--dump-*` flag: `OFFSET:COUNT` values of `size` bytes, one per line.
-fn dump_values(
-    out: &mut String,
+/// A grid or workgroup with a zero dimension runs nothing; wave-emu then succeeds, and so do
+/// we, with a warning, after checking the rest of the dispatch. Returns the counters wave-emu
+/// prints for it (every workgroup of an empty workgroup "executes", with no waves).
+fn empty_dispatch(
+    kernel: &wave_isa::Kernel,
+    dispatch: &Dispatch,
     device: &Device,
-    flag: &str,
-    spec: &str,
-    size: u64,
-    show: impl Fn(&[u8]) -> String,
-) -> Result<(), String> {
-    let (offset, count) = split2(flag, spec, "OFFSET:COUNT")?;
-    let offset = parse_number(offset).map_err(|e| format!("--{flag} offset: {e}"))?;
-    let count = count.parse::<u64>().map_err(|e| format!("--{flag} count: {e}"))?;
-    let len = count.checked_mul(size).ok_or_else(|| format!("--{flag} count too large"))?;
-    let data = device.read(offset, len).map_err(|e| e.to_string())?;
-    for value in data.chunks(size as usize) {
-        out.push_str(&show(value));
-        out.push('\n');
+) -> Result<Option<Stats>, String> {
+    let workgroup = dispatch.workgroup_for(kernel);
+    let (grid, empty_grid, empty_workgroup) =
+        (dispatch.grid, dispatch.grid.contains(&0), workgroup.contains(&0));
+    if !empty_grid && !empty_workgroup {
+        return Ok(None);
     }
-    Ok(())
-}
-
-/// Everything printed to stdout after a successful run, built first so that a failing dump
-/// prints nothing (as wave-emu, which fails before printing).
-fn dumps(args: &RunArgs, device: &Device) -> Result<String, String> {
-    let mut out = String::new();
-    if let Some(range) = &args.dump_memory {
-        let (start, end) = split2("dump-memory", range, "START:END")
-            .map_err(|_| "invalid --dump-memory: expected format START:END".to_string())?;
-        let start = parse_number(start).map_err(|e| format!("invalid --dump-memory: {e}"))?;
-        let end = parse_number(end).map_err(|e| format!("invalid --dump-memory: {e}"))?;
-        if end <= start {
-            return Err("invalid --dump-memory: END must be greater than START".into());
-        }
-        let data = device.read(start, end - start).map_err(|e| e.to_string())?;
-        let _ = writeln!(out, "Device memory 0x{start:08x}-0x{end:08x}:");
-        hex_dump(&mut out, data, start);
+    let checked = Dispatch { grid: [1; 3], workgroup: [1; 3], ..dispatch.clone() };
+    match wave_runtime::resolve(kernel, &checked, device) {
+        // Only a metadata workgroup size with a zero gets here: it is the empty one.
+        Ok(_) | Err(DispatchError::EmptyWorkgroup { .. }) => {}
+        Err(e) => return Err(RunError::before_run(&kernel.meta.name, RunErrorKind::Dispatch(e)).to_string()),
     }
-    let f32_of = |b: &[u8]| format!("{:?}", f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string();
-    let f16_of = |b: &[u8]| {
-        format!("{:?}", wave_runtime::semantics::f16_to_f32(u16::from_le_bytes([b[0], b[1]]) as u32))
+    let what = if empty_grid {
+        format!("grid {},{},{} has no workgroups", grid[0], grid[1], grid[2])
+    } else {
+        format!("workgroup {},{},{} has no threads", workgroup[0], workgroup[1], workgroup[2])
     };
-    let bf16_of = |b: &[u8]| {
-        format!("{:?}", wave_runtime::semantics::bf16_to_f32(u16::from_le_bytes([b[0], b[1]]) as u32))
-    };
-    if let Some(spec) = &args.dump_f32 {
-        dump_values(&mut out, device, "dump-f32", spec, 4, f32_of)?;
-    }
-    if let Some(spec) = &args.dump_u32 {
-        dump_values(&mut out, device, "dump-u32", spec, 4, u32_of)?;
-    }
-    if let Some(spec) = &args.dump_f16 {
-        dump_values(&mut out, device, "dump-f16", spec, 2, f16_of)?;
-    }
-    if let Some(spec) = &args.dump_bf16 {
-        dump_values(&mut out, device, "dump-bf16", spec, 2, bf16_of)?;
-    }
-    Ok(out)
-}
-
-/// `--out OFFSET:LEN:FILE`: write device bytes to files.
-fn write_outputs(args: &RunArgs, device: &Device) -> Result<(), String> {
-    for spec in &args.out {
-        let mut parts = spec.splitn(3, ':');
-        let (Some(offset), Some(len), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(format!("--out expects OFFSET:LEN:FILE, got '{spec}'"));
-        };
-        let offset = parse_number(offset).map_err(|e| format!("--out offset: {e}"))?;
-        let len = parse_number(len).map_err(|e| format!("--out length: {e}"))?;
-        let data = device.read(offset, len).map_err(|e| e.to_string())?;
-        std::fs::write(path, data).map_err(|e| format!("cannot write {path}: {e}"))?;
-    }
-    Ok(())
+    output::warn(&format!("{what}: kernel `{}` runs nothing", kernel.meta.name));
+    let workgroups = if empty_grid { 0 } else { grid.iter().map(|&v| u64::from(v)).product() };
+    Ok(Some(Stats { workgroups, ..Stats::default() }))
 }
 
 pub fn run(args: RunArgs) -> CliResult {
-    let dispatch = Dispatch {
-        grid: parse_dimensions("grid", &args.grid)?,
-        workgroup: parse_dimensions("workgroup", &args.workgroup)?,
+    let mut dispatch = Dispatch {
+        grid: args.grid,
+        workgroup: args.workgroup,
         wave_width: args.wave_width,
         registers: args.registers,
         local_memory: args.local_memory,
-        initial_registers: args.set_reg.iter().map(|s| parse_set_reg(s)).collect::<Result<_, _>>()?,
+        initial_registers: Vec::new(),
         max_instructions: args.max_instructions,
         threads: args.threads,
         unchecked: args.unchecked,
@@ -293,27 +215,29 @@ pub fn run(args: RunArgs) -> CliResult {
             .first()
             .ok_or_else(|| format!("{}: the file has no kernels", args.file.display()))?,
     };
-    let mut device = Device::new(args.device_memory).map_err(|e| e.to_string())?;
-    init_memory(&args, &mut device)?;
+    dispatch.initial_registers = initial_registers(&args, kernel, &dispatch);
+    let memory_file = args.memory_file.as_deref().map(MemoryFile::read).transpose()?;
+    let device_size = args.device_memory.max(memory_file.as_ref().map_or(0, MemoryFile::size));
+    let mut device = Device::new(device_size).map_err(|e| e.to_string())?;
+    init_memory(&args, memory_file.as_ref(), &mut device)?;
 
     let started = Instant::now();
-    let stats = engine.run(kernel, &dispatch, &mut device).map_err(|e| e.to_string())?;
+    let (stats, ran) = match empty_dispatch(kernel, &dispatch, &device)? {
+        Some(stats) => (stats, false),
+        None => (engine.run(kernel, &dispatch, &mut device).map_err(|e| e.to_string())?, true),
+    };
     let elapsed = started.elapsed();
 
     if args.dump_regs {
         eprintln!("Register dumps not implemented for multi-wave execution");
     }
-    let mut out = dumps(&args, &device)?;
-    write_outputs(&args, &device)?;
-    if args.stats {
-        let _ = write!(out, "{stats}");
+    let out = run_output::stdout_text(&args, &device, &stats)?;
+    run_output::write_out_files(&args, &device)?;
+    if let Some(file) = &memory_file {
+        file.write_back(&device)?;
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| format!("cannot write output: {e}"))?;
-    if std::io::stderr().is_terminal() {
+    output::print(&out)?;
+    if ran && std::io::stderr().is_terminal() {
         let compiled =
             if engine.name() == "jit" { jit_compile_text(kernel, &dispatch, &device) } else { String::new() };
         eprintln!(
@@ -355,6 +279,6 @@ pub fn info(_args: InfoArgs) -> CliResult {
     for (name, value) in caps::all() {
         let _ = writeln!(out, "  {name:<22} {value}");
     }
-    print!("{out}");
+    output::print(&out)?;
     Ok(ExitCode::SUCCESS)
 }
