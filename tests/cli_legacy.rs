@@ -3,33 +3,14 @@
 //! dialect. The programs and binaries are in `tests/legacy-0.1.2/` (its README says how each
 //! binary was made).
 //!
-//! The reference tools are looked up as `tests/cli_run.rs` does: in $WAVE_TOOLS (a
-//! directory), then /work/tools/bin, then `.tools/bin` of this repository, then $PATH. The tests
-//! on checked-in binaries and their pinned wave-emu output need no tool.
+//! The reference tools come from `tests/support` (found or installed there); the tests on
+//! checked-in binaries and their pinned wave-emu output need no tool.
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn tool(name: &str) -> PathBuf {
-    let dirs = std::env::var_os("WAVE_TOOLS")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([PathBuf::from("/work/tools/bin"), Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/bin")])
-        .chain(
-            std::env::var_os("PATH")
-                .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-                .unwrap_or_default(),
-        );
-    for dir in dirs {
-        let candidate = dir.join(name);
-        if candidate.is_file() {
-            return candidate;
-        }
-    }
-    panic!(
-        "the reference `{name}` is needed for this test: install it (cargo install {name}@0.1.2) or set WAVE_TOOLS"
-    );
-}
+use support::{reference_tools, ReferenceTools};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/legacy-0.1.2").join(name)
@@ -212,11 +193,16 @@ fn encoding_flag() {
 /// The checked-in files are what the reference tools make from the checked-in sources.
 #[test]
 fn pinned_files_are_what_the_reference_tools_make() {
+    let Some(ReferenceTools { wave_asm, wave_emu }) =
+        reference_tools("pinned_files_are_what_the_reference_tools_make")
+    else {
+        return;
+    };
     let dir = scratch("pinned");
     for name in ["control", "float_ops"] {
         let made = dir.join(format!("{name}.wbin"));
         let source = data(&format!("{name}.wave"));
-        stdout_of(&tool("wave-asm"), &[source.to_str().unwrap(), "-o", made.to_str().unwrap()]);
+        stdout_of(&wave_asm, &[source.to_str().unwrap(), "-o", made.to_str().unwrap()]);
         assert_eq!(
             std::fs::read(made).unwrap(),
             std::fs::read(data(&format!("{name}.wbin"))).unwrap(),
@@ -225,7 +211,7 @@ fn pinned_files_are_what_the_reference_tools_make() {
     }
     for (name, flags) in CHECKED_IN {
         let binary = data(&format!("{name}.wbin"));
-        let reference = stdout_of(&tool("wave-emu"), &[&[binary.to_str().unwrap()], *flags].concat());
+        let reference = stdout_of(&wave_emu, &[&[binary.to_str().unwrap()], *flags].concat());
         assert_eq!(reference, expected(name), "{name}");
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -235,6 +221,11 @@ fn pinned_files_are_what_the_reference_tools_make() {
 /// (both engines) on that same binary print the same bytes.
 #[test]
 fn same_output_as_wave_emu_on_its_own_binaries() {
+    let Some(ReferenceTools { wave_asm, wave_emu }) =
+        reference_tools("same_output_as_wave_emu_on_its_own_binaries")
+    else {
+        return;
+    };
     let dir = scratch("differential");
     // Inputs for `predication`: f32 values -2, -1, ... with a NaN, an 8.0 and a -0.0.
     let mut values: Vec<f32> = (0..32).map(|i| i as f32 - 2.0).collect();
@@ -324,9 +315,9 @@ fn same_output_as_wave_emu_on_its_own_binaries() {
     for (name, flags) in programs {
         let binary = dir.join(format!("{name}.wbin"));
         let source = data(&format!("{name}.wave"));
-        stdout_of(&tool("wave-asm"), &[source.to_str().unwrap(), "-o", binary.to_str().unwrap()]);
+        stdout_of(&wave_asm, &[source.to_str().unwrap(), "-o", binary.to_str().unwrap()]);
         let binary = binary.to_str().unwrap();
-        let reference = stdout_of(&tool("wave-emu"), &[&[binary], *flags].concat());
+        let reference = stdout_of(&wave_emu, &[&[binary], *flags].concat());
         assert!(reference.lines().count() > 8, "{name}: {reference}");
         for engine in ["jit", "interp"] {
             let ours = stdout_of(
@@ -339,7 +330,7 @@ fn same_output_as_wave_emu_on_its_own_binaries() {
         // where wave-emu leaves a predicated `halt` uncounted.
         if *name != "predication" {
             let with_stats = [*flags, &["--stats"]].concat();
-            let reference = stdout_of(&tool("wave-emu"), &[&[binary], &with_stats[..]].concat());
+            let reference = stdout_of(&wave_emu, &[&[binary], &with_stats[..]].concat());
             let ours = stdout_of(
                 Path::new(env!("CARGO_BIN_EXE_wave-jit")),
                 &[&["run", binary, "--engine", "interp"], &with_stats[..]].concat(),
