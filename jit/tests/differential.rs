@@ -46,7 +46,7 @@ fn jit_matches_interpreter_on_random_programs() {
 /// With `--stats` code the JIT counts what the interpreter counts, counter for counter.
 #[test]
 fn jit_stats_match_interpreter_on_random_programs() {
-    let programs = 1000;
+    let programs = 500;
     let options = FuzzOptions {
         count: programs,
         seed: 0x57A7_2026,
