@@ -162,6 +162,8 @@ impl Wave {
                 self.status = Status::Ended;
                 return Ok(());
             };
+            // What counts (wave_isa::analysis::cost, which the JIT charges statically): every
+            // micro-op but a function's end and the implicit final halt.
             if !matches!(op, MicroOp::FuncEnd | MicroOp::Halt { implicit: true, .. }) {
                 ctx.executed += 1;
                 if limit > 0 && ctx.executed > limit {
