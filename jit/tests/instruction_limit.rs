@@ -157,6 +157,18 @@ f:
 ";
     let k = assembled(source);
     passes_and_fails_alike(&k, &Dispatch { workgroup: [64, 1, 1], threads: 1, ..Dispatch::default() }, &[]);
+    // Over several workgroups on several threads, with `--stats` code: the same counters.
+    let d = Dispatch {
+        grid: [6, 1, 1],
+        workgroup: [48, 1, 1],
+        wave_width: 16,
+        threads: 2,
+        ..Dispatch::default()
+    };
+    let want = run(&Interpreter::new(), &k, &d, &[]).unwrap();
+    let got = run(&wave_jit_codegen::jit_engine().with_stats(true), &k, &d, &[]).unwrap();
+    assert_eq!(got, want);
+    assert!(want.barriers > 0, "{want:?}");
 }
 
 #[test]
