@@ -79,6 +79,7 @@ pub fn jit_compile_time(kernel: &wave_isa::Kernel, run: &RunOptions) -> Result<(
         width: run.wave_width,
         checked: !run.unchecked,
         fuel: false,
+        stats: false,
         workgroup: kernel.meta.workgroup_size,
     };
     let code = wave_jit_codegen::compile(kernel, flags).map_err(|e| e.to_string())?;

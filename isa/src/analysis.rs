@@ -1,6 +1,7 @@
 //! Analyses over a kernel tree: summary facts ([`kernel_info`]), the call graph
 //! ([`call_graph`]) and, for the JIT, uniformity and lane-affine values ([`uniformity`]).
 
+pub mod cost;
 mod uniformity;
 
 pub use uniformity::{uniformity, uniformity_with, StmtUniformity, Uniformity, UniformityOptions, Value};

@@ -178,6 +178,8 @@ fn kernel_hash(kernel: &Kernel) -> u64 {
 
 /// The compiled code for `kernel` at `flags`, from the cache or freshly compiled.
 pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+    // Counting for `--stats` is done by the budget's accounting.
+    let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
     let hash = kernel_hash(kernel);
     {
         let cache = cache().lock().unwrap_or_else(|e| e.into_inner());

@@ -13,6 +13,25 @@ pub const SCRATCH_SLOTS: usize = 16;
 /// Access widths in bytes, indexed by `log2(bytes)`, for the bounds limits.
 pub const ACCESS_WIDTHS: [u32; 5] = [1, 2, 4, 8, 16];
 
+/// Indices of [`WaveCtx::counters`] (`--stats`): first one per `CostClass` (by its index),
+/// then what depends on the lanes.
+pub mod counter {
+    use wave_isa::analysis::cost::CLASSES;
+    /// Lanes that performed an atomic (wave-emu adds them to the atomic count).
+    pub const ATOMIC_LANES: usize = CLASSES;
+    pub const DEVICE_LOADS: usize = CLASSES + 1;
+    pub const DEVICE_LOAD_BYTES: usize = CLASSES + 2;
+    pub const DEVICE_STORES: usize = CLASSES + 3;
+    pub const DEVICE_STORE_BYTES: usize = CLASSES + 4;
+    pub const LOCAL_LOADS: usize = CLASSES + 5;
+    pub const LOCAL_LOAD_BYTES: usize = CLASSES + 6;
+    pub const LOCAL_STORES: usize = CLASSES + 7;
+    pub const LOCAL_STORE_BYTES: usize = CLASSES + 8;
+    /// `if`s where some executing lane took the else side.
+    pub const DIVERGENT_BRANCHES: usize = CLASSES + 9;
+    pub const COUNT: usize = CLASSES + 10;
+}
+
 /// Status the compiled function returns.
 pub mod status {
     /// The wave ended (every lane halted or the code ended).
@@ -58,6 +77,8 @@ pub struct WaveCtx {
     pub init_regs: [u32; 256],
     /// Operand and result slots of helper calls, one u32 per lane.
     pub scratch: [[u32; MAX_LANES]; SCRATCH_SLOTS],
+    /// What code compiled with `Flags::stats` counted (indexed by [`counter`]).
+    pub counters: [u64; counter::COUNT],
 }
 
 impl WaveCtx {
@@ -80,7 +101,28 @@ impl WaveCtx {
             thread_id: [[0; MAX_LANES]; 3],
             init_regs: [0; 256],
             scratch: [[0; MAX_LANES]; SCRATCH_SLOTS],
+            counters: [0; counter::COUNT],
         })
+    }
+
+    /// Add what this wave's counters hold to `stats` (all but instructions, barriers,
+    /// workgroups and waves, which the engine counts).
+    pub fn add_counters_to(&self, stats: &mut wave_runtime::Stats) {
+        use wave_isa::analysis::cost::CostClass;
+        let c = &self.counters;
+        for class in CostClass::ALL {
+            stats.add_class(class, c[class.index()]);
+        }
+        stats.atomic_ops += c[counter::ATOMIC_LANES];
+        stats.device_loads += c[counter::DEVICE_LOADS];
+        stats.device_load_bytes += c[counter::DEVICE_LOAD_BYTES];
+        stats.device_stores += c[counter::DEVICE_STORES];
+        stats.device_store_bytes += c[counter::DEVICE_STORE_BYTES];
+        stats.local_loads += c[counter::LOCAL_LOADS];
+        stats.local_load_bytes += c[counter::LOCAL_LOAD_BYTES];
+        stats.local_stores += c[counter::LOCAL_STORES];
+        stats.local_store_bytes += c[counter::LOCAL_STORE_BYTES];
+        stats.divergent_branches += c[counter::DIVERGENT_BRANCHES];
     }
 
     /// Set the size-dependent limits for a memory of `size` bytes.
@@ -108,6 +150,7 @@ pub mod offsets {
     pub const THREAD_ID: i32 = offset_of!(WaveCtx, thread_id) as i32;
     pub const INIT_REGS: i32 = offset_of!(WaveCtx, init_regs) as i32;
     pub const SCRATCH: i32 = offset_of!(WaveCtx, scratch) as i32;
+    pub const COUNTERS: i32 = offset_of!(WaveCtx, counters) as i32;
     /// Bytes of one scratch slot / one thread-id row.
     pub const LANE_ROW: i32 = (MAX_LANES * 4) as i32;
 }

@@ -43,6 +43,8 @@ pub struct RunParams {
     /// Worker threads; 0 = all cores.
     pub threads: usize,
     pub checked: bool,
+    /// Count everything `--stats` prints (code compiled for it).
+    pub stats: bool,
 }
 
 impl RunParams {
@@ -51,12 +53,13 @@ impl RunParams {
         Flags {
             width: self.width,
             checked: self.checked,
-            fuel: self.max_instructions > 0,
+            fuel: self.max_instructions > 0 || self.stats,
+            stats: self.stats,
             workgroup: self.workgroup,
         }
     }
 
-    fn of(launch: &wave_runtime::Launch) -> RunParams {
+    fn of(launch: &wave_runtime::Launch, stats: bool) -> RunParams {
         RunParams {
             grid: launch.grid,
             workgroup: launch.workgroup,
@@ -66,6 +69,7 @@ impl RunParams {
             max_instructions: launch.max_instructions,
             threads: launch.threads,
             checked: !launch.unchecked,
+            stats,
         }
     }
 }
@@ -85,6 +89,9 @@ pub struct RunCounts {
     pub waves: u64,
     /// Nanoseconds spent compiling (0 when the code came from the cache).
     pub compile_ns: u64,
+    /// What the compiled code counted: the instructions when it had a budget (`Flags::fuel`),
+    /// everything but workgroups and waves with `Flags::stats` (zeros otherwise).
+    pub counted: wave_runtime::Stats,
 }
 
 #[derive(Debug)]
@@ -112,10 +119,11 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
     let total = p.grid.iter().map(|&g| g as u64).product::<u64>();
     let tpw: u32 = p.workgroup.iter().product();
     let waves = tpw.div_ceil(p.width) as u64;
-    let counts = RunCounts {
+    let mut counts = RunCounts {
         workgroups: total,
         waves: total * waves,
         compile_ns: code.compile_time.as_nanos() as u64,
+        counted: wave_runtime::Stats::default(),
     };
     if total == 0 || tpw == 0 {
         return Ok(counts);
@@ -125,11 +133,17 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
         [(i % gx) as u32, (i / gx % gy) as u32, (i / (gx * gy)) as u32]
     };
     let threads = if p.threads == 0 { cores() } else { p.threads };
+    let tally = Arc::new(Mutex::new(wave_runtime::Stats::default()));
+    let tallied = |counts: &mut RunCounts| {
+        counts.counted = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
+    };
     if threads <= 1 || total == 1 {
-        let mut worker = Worker::new(p);
+        let mut worker = Worker::new(p, &tally);
         for i in 0..total {
             worker.run_workgroup(&code, p, wg_id(i), device).map_err(RunOutcome::Failed)?;
         }
+        drop(worker);
+        tallied(&mut counts);
         return Ok(counts);
     }
     let pool = pool(threads).map_err(RunOutcome::Jit)?;
@@ -137,7 +151,7 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
     let first: Mutex<Option<(u64, RunFailure)>> = Mutex::new(None);
     pool.install(|| {
         (0..total).into_par_iter().for_each_init(
-            || Worker::new(p),
+            || Worker::new(p, &tally),
             |worker, i| {
                 if stop.load(Ordering::Relaxed) {
                     return;
@@ -154,7 +168,10 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
     });
     match first.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some((_, f)) => Err(RunOutcome::Failed(f)),
-        None => Ok(counts),
+        None => {
+            tallied(&mut counts);
+            Ok(counts)
+        }
     }
 }
 
@@ -191,10 +208,14 @@ struct Worker {
     #[allow(clippy::vec_box)]
     hosts: Vec<Box<WaveHost>>,
     stacks: Vec<DefaultStack>,
+    /// What this worker's workgroups counted, added to `tally` when the worker is done.
+    counted: wave_runtime::Stats,
+    tally: Arc<Mutex<wave_runtime::Stats>>,
 }
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        self.tally.lock().unwrap_or_else(|e| e.into_inner()).merge(&self.counted);
         if let Ok(mut pool) = stack_pool().lock() {
             let room = POOLED_STACKS.saturating_sub(pool.len());
             pool.extend(self.stacks.drain(..).take(room));
@@ -203,7 +224,7 @@ impl Drop for Worker {
 }
 
 impl Worker {
-    fn new(p: &RunParams) -> Worker {
+    fn new(p: &RunParams, tally: &Arc<Mutex<wave_runtime::Stats>>) -> Worker {
         let pow2 = (p.local_memory.max(1) as usize).next_power_of_two();
         Worker {
             local: vec![0; pow2 + 16],
@@ -211,6 +232,8 @@ impl Worker {
             ctxs: Vec::new(),
             hosts: Vec::new(),
             stacks: Vec::new(),
+            counted: wave_runtime::Stats::default(),
+            tally: tally.clone(),
         }
     }
 
@@ -245,6 +268,9 @@ impl Worker {
             let c = &mut self.ctxs[wave];
             c.fuel = fuel;
             c.lazy_loops = &code.lazy;
+            if p.stats {
+                c.counters = Default::default();
+            }
             c.special[SpecialReg::WorkgroupIdX as usize..=SpecialReg::WorkgroupIdZ as usize]
                 .copy_from_slice(&wg);
         }
@@ -298,8 +324,9 @@ impl Worker {
         wg: [u32; 3],
         device: DeviceView,
     ) -> Result<(), RunFailure> {
-        let mut fuel: i64 =
+        let budget: i64 =
             if p.max_instructions == 0 { i64::MAX } else { p.max_instructions.min(i64::MAX as u64) as i64 };
+        let mut fuel = budget;
         let waves = self.prepare(code, p, wg, device, &mut fuel);
         let fail = |host: &WaveHost, wave: usize| RunFailure {
             workgroup: wg,
@@ -320,9 +347,24 @@ impl Worker {
                     return Err(fail(&self.hosts[wave], wave));
                 }
             }
-            return Ok(());
+        } else {
+            self.run_fibers(code, waves).map_err(|wave| fail(&self.hosts[wave], wave))?;
         }
-        self.run_fibers(code, waves).map_err(|wave| fail(&self.hosts[wave], wave))
+        self.count_workgroup(p, waves, budget - fuel);
+        Ok(())
+    }
+
+    /// Add a finished workgroup's counts (`used`: the budget its code took).
+    fn count_workgroup(&mut self, p: &RunParams, waves: usize, used: i64) {
+        self.counted.instructions += used as u64;
+        if p.stats {
+            for c in &self.ctxs[..waves] {
+                c.add_counters_to(&mut self.counted);
+            }
+            // Every round but the last ends in a release, and each wave waited at every
+            // release until it ended: the releases are the most barriers a wave waited at.
+            self.counted.barriers += self.hosts[..waves].iter().map(|h| h.barriers).max().unwrap_or(0);
+        }
     }
 
     /// Kernels with barriers: one fiber per wave; rounds in wave order, each wave running
@@ -392,14 +434,29 @@ impl Worker {
 
 /// The Cranelift JIT as a [`wave_runtime::Engine`].
 #[derive(Clone, Copy, Debug, Default)]
-pub struct JitEngine;
+pub struct JitEngine {
+    /// Compile code that counts everything `--stats` prints (slower code).
+    stats: bool,
+}
 
 /// The JIT engine the CLI uses.
 pub fn jit_engine() -> JitEngine {
-    JitEngine
+    JitEngine::default()
 }
 
 impl JitEngine {
+    /// This engine, compiling code that counts (`true`) or does not count everything
+    /// `--stats` prints. Without, `run` counts instructions only, and only under an
+    /// instruction limit.
+    pub fn with_stats(self, stats: bool) -> JitEngine {
+        JitEngine { stats }
+    }
+
+    /// Whether `run` fills every counter of its `Stats`.
+    pub fn counts_stats(&self) -> bool {
+        self.stats
+    }
+
     /// The compiled code `run` uses for this dispatch (from the cache once it ran).
     pub fn code_for(
         &self,
@@ -408,7 +465,7 @@ impl JitEngine {
         device: &wave_runtime::Device,
     ) -> Result<Arc<Compiled>, String> {
         let launch = wave_runtime::resolve(kernel, dispatch, device).map_err(|e| e.to_string())?;
-        compile(kernel, RunParams::of(&launch).flags()).map_err(|e| e.to_string())
+        compile(kernel, RunParams::of(&launch, self.stats).flags()).map_err(|e| e.to_string())
     }
 
     /// Run and also return the JIT's own counters (compile time, waves).
@@ -422,7 +479,7 @@ impl JitEngine {
         let name = kernel.meta.name.as_str();
         let launch = wave_runtime::resolve(kernel, dispatch, device)
             .map_err(|e| RunError::before_run(name, RunErrorKind::Dispatch(e)))?;
-        let params = RunParams::of(&launch);
+        let params = RunParams::of(&launch, self.stats);
         let view = DeviceView { size: device.size(), window: device.window_ptr() };
         run_kernel(kernel, &params, view).map_err(|outcome| match outcome {
             RunOutcome::Jit(e) => {
@@ -469,8 +526,8 @@ impl wave_runtime::Engine for JitEngine {
         "jit"
     }
 
-    /// Stats: the JIT counts workgroups and waves only (per-op counters would cost
-    /// instructions in the hot code); the other counters stay 0.
+    /// Stats: workgroups and waves; the instructions under an instruction limit; everything
+    /// with [`JitEngine::with_stats`] (the counting costs time, so only then).
     fn run(
         &self,
         kernel: &Kernel,
@@ -478,6 +535,6 @@ impl wave_runtime::Engine for JitEngine {
         device: &mut wave_runtime::Device,
     ) -> Result<wave_runtime::Stats, wave_runtime::RunError> {
         let counts = self.run_counted(kernel, dispatch, device)?;
-        Ok(wave_runtime::Stats { workgroups: counts.workgroups, waves: counts.waves, ..Default::default() })
+        Ok(wave_runtime::Stats { workgroups: counts.workgroups, waves: counts.waves, ..counts.counted })
     }
 }

@@ -53,6 +53,8 @@ pub struct WaveHost {
     pub abort: *const AtomicBool,
     /// MMA fragments: fragment id → one tile per lane.
     pub mma: HashMap<u8, Vec<Tile>>,
+    /// Barriers this wave waited at (the workgroup's releases are the most any wave waited).
+    pub barriers: u64,
 }
 
 impl WaveHost {
@@ -63,6 +65,7 @@ impl WaveHost {
             yielder: std::ptr::null(),
             abort: std::ptr::null(),
             mma: HashMap::new(),
+            barriers: 0,
         }
     }
 }
@@ -418,6 +421,7 @@ pub extern "C" fn mma(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
 /// `barrier`: suspend this wave's fiber until the workgroup's waves all arrived.
 pub extern "C" fn barrier(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc: u32) -> u32 {
     guarded(ctx, pc, |_ctx, host| {
+        host.barriers += 1;
         if !host.yielder.is_null() {
             // SAFETY: the engine sets `yielder` to the running fiber's yielder, valid while
             // the fiber runs, which is whenever compiled code can call this helper.
@@ -431,11 +435,44 @@ pub extern "C" fn barrier(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc: u32) -> u
     })
 }
 
-/// The workgroup's instruction budget is spent.
-pub extern "C" fn instruction_limit(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc: u32) -> u32 {
+/// The workgroup's instruction budget is overdrawn where the wave leaves its code with status
+/// `op` (see `translate::count`): the run stops with the instruction-limit error, at the pc of
+/// the fault the wave stopped for, if any (the budget ran out by that instruction), else at
+/// `pc`. A wave stopped by another wave's error stays stopped.
+pub extern "C" fn instruction_limit(ctx: *mut WaveCtx, op: u32, _exec: u64, pc: u32) -> u32 {
     guarded(ctx, pc, |_ctx, host| {
+        if op == status::ABORTED {
+            return status::ABORTED;
+        }
+        let pc = match (&host.fault, op) {
+            (Some(f), status::ERROR) => f.pc,
+            _ => pc,
+        };
         host.fault = Some(Fault { pc, lane: None, kind: FaultKind::InstructionLimit });
         status::ERROR
+    })
+}
+
+/// `--stats`: count the lanes `exec` of a load, store or atomic (`op`), as wave-emu does.
+pub extern "C" fn count_lanes(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
+    use crate::ctx::counter;
+    guarded(ctx, pc, |ctx, host| {
+        let op = decode_op(op);
+        let lanes = lanes_of(exec, host.width).count() as u64;
+        let bytes = lanes * op.access_bytes() as u64;
+        let c = &mut ctx.counters;
+        let (count, size) = match op.class() {
+            Class::DeviceLoad => (counter::DEVICE_LOADS, Some(counter::DEVICE_LOAD_BYTES)),
+            Class::DeviceStore => (counter::DEVICE_STORES, Some(counter::DEVICE_STORE_BYTES)),
+            Class::LocalLoad => (counter::LOCAL_LOADS, Some(counter::LOCAL_LOAD_BYTES)),
+            Class::LocalStore => (counter::LOCAL_STORES, Some(counter::LOCAL_STORE_BYTES)),
+            _ => (counter::ATOMIC_LANES, None),
+        };
+        c[count] += lanes;
+        if let Some(size) = size {
+            c[size] += bytes;
+        }
+        status::DONE
     })
 }
 

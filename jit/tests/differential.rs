@@ -1,5 +1,6 @@
 //! Differential test: random structured programs on the JIT and on the interpreter must leave
-//! bit-identical device memory (which includes every register and predicate of every lane).
+//! bit-identical device memory (which includes every register and predicate of every lane),
+//! and count the same instructions (with `--stats` code: the same counters).
 
 use wave_jit_codegen::difftest::gen::GenConfig;
 use wave_jit_codegen::difftest::{self, fuzz_diff_with, FuzzOptions};
@@ -30,6 +31,7 @@ fn jit_matches_interpreter_on_random_programs() {
             ..GenConfig::default()
         },
         minimize_budget: 1500,
+        every_counter: false,
     };
     match fuzz_diff_with(engine.as_ref(), &reference, &options, &mut |_| {}) {
         Ok(report) => {
@@ -37,6 +39,25 @@ fn jit_matches_interpreter_on_random_programs() {
             assert_eq!(report.per_width.len(), 5, "{report}");
             assert_eq!(report.both_failed, 0, "generated programs must run to the end: {report}");
         }
+        Err(mismatch) => panic!("{mismatch}"),
+    }
+}
+
+/// With `--stats` code the JIT counts what the interpreter counts, counter for counter.
+#[test]
+fn jit_stats_match_interpreter_on_random_programs() {
+    let programs = 500;
+    let options = FuzzOptions {
+        count: programs,
+        seed: 0x57A7_2026,
+        widths: vec![4, 8, 16, 32, 64],
+        gen: GenConfig { max_statements: 24, ..GenConfig::default() },
+        minimize_budget: 1500,
+        every_counter: true,
+    };
+    let jit = wave_jit_codegen::jit_engine().with_stats(true);
+    match fuzz_diff_with(&jit, &Interpreter::new(), &options, &mut |_| {}) {
+        Ok(report) => assert_eq!(report.programs, programs),
         Err(mismatch) => panic!("{mismatch}"),
     }
 }

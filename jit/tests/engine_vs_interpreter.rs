@@ -33,7 +33,8 @@ fn large_kernel_matches_in_both_tiers() {
     let k = alu_kernel();
     let ops = data_ops();
     let d = Dispatch { wave_width: 32, ..dispatch(2, 70) };
-    let flags = wave_jit_codegen::Flags { width: 32, checked: true, fuel: true, workgroup: [70, 1, 1] };
+    let flags =
+        wave_jit_codegen::Flags { width: 32, checked: true, fuel: true, stats: false, workgroup: [70, 1, 1] };
     let code = wave_jit_codegen::compile(&k, flags).unwrap();
     assert!(code.tiered(), "every data op at W = 32 starts in the quick tier");
     for tier in ["first", "optimized"] {
@@ -384,7 +385,7 @@ fn threads_and_unchecked_give_the_same_memory() {
     let run = |d: &Dispatch| {
         let mut dev = wave_runtime::Device::new(1 << 20).unwrap();
         fill(dev.bytes_mut(), 11);
-        wave_runtime::Engine::run(&wave_jit_codegen::JitEngine, &k, d, &mut dev).unwrap();
+        wave_runtime::Engine::run(&wave_jit_codegen::jit_engine(), &k, d, &mut dev).unwrap();
         dev.bytes().to_vec()
     };
     let one = run(&base);
@@ -501,7 +502,7 @@ fn run_both_on_words(
     let mut b = wave_runtime::Device::new(1 << 16).unwrap();
     b.bytes_mut().copy_from_slice(a.bytes());
     let ra = wave_runtime::Interpreter::new().run(k, d, &mut a).map(|_| ());
-    let rb = wave_jit_codegen::JitEngine.run(k, d, &mut b).map(|_| ());
+    let rb = wave_jit_codegen::jit_engine().run(k, d, &mut b).map(|_| ());
     (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
 }
 

@@ -20,6 +20,7 @@ fn quick_tier_matches_interpreter() {
         widths: vec![4, 8, 16, 32, 64],
         gen: GenConfig { max_statements: 24, ..GenConfig::default() },
         minimize_budget: 1500,
+        every_counter: false,
     };
     match fuzz_diff_with(&wave_jit_codegen::jit_engine(), &Interpreter::new(), &options, &mut |_| {}) {
         Ok(report) => assert_eq!(report.programs, programs),

@@ -1,6 +1,7 @@
 //! Execution counters, counted and printed as wave-emu's `--stats` does.
 
 use std::fmt;
+use wave_isa::analysis::cost::CostClass;
 
 /// Counters of one run. Instructions are wave-instructions (one per wave per executed
 /// instruction, structural markers `if/else/endif/loop/endloop` included, the implicit
@@ -39,6 +40,20 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Count `n` instructions of `class` (wave_isa::analysis::cost decides an op's class).
+    pub fn add_class(&mut self, class: CostClass, n: u64) {
+        let counter = match class {
+            CostClass::Integer => &mut self.integer_ops,
+            CostClass::Float => &mut self.float_ops,
+            CostClass::Memory => &mut self.memory_ops,
+            CostClass::Control => &mut self.control_ops,
+            CostClass::Wave => &mut self.wave_ops,
+            CostClass::Atomic => &mut self.atomic_ops,
+            CostClass::Mma => &mut self.mma_ops,
+        };
+        *counter += n;
+    }
+
     /// Add another run's (or workgroup's) counters.
     pub fn merge(&mut self, o: &Stats) {
         self.instructions += o.instructions;

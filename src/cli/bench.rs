@@ -115,6 +115,10 @@ pub struct FuzzDiffArgs {
     /// Where to write the failing program and its device data (`.wave` and `.bin`)
     #[arg(long, default_value = "fuzz-diff-failure")]
     out: String,
+    /// Compare every `--stats` counter (the JIT compiled to count them), not only the
+    /// instruction count
+    #[arg(long)]
+    stats: bool,
 }
 
 pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
@@ -122,9 +126,15 @@ pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
     if let Some(w) = widths.iter().find(|w| !matches!(w, 4 | 8 | 16 | 32 | 64)) {
         return Err(format!("wave width {w} is not one of 4, 8, 16, 32, 64"));
     }
-    let jit = wave_jit_codegen::jit_engine();
+    let jit = wave_jit_codegen::jit_engine().with_stats(args.stats);
     let interp = wave_runtime::Interpreter::new();
-    let options = FuzzOptions { count: args.count, seed: args.seed, widths, ..FuzzOptions::default() };
+    let options = FuzzOptions {
+        count: args.count,
+        seed: args.seed,
+        widths,
+        every_counter: args.stats,
+        ..FuzzOptions::default()
+    };
     let mut last_shown = 0u64;
     let mut line = Progress::new();
     let mut progress = |p: &difftest::Progress| {

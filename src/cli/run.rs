@@ -84,8 +84,7 @@ pub struct RunArgs {
     /// The kernel to run, by name or index [default: the first]
     #[arg(long, value_name = "NAME|INDEX")]
     pub kernel: Option<String>,
-    /// Execution engine [default: jit; with --stats or --trace: interp, whose counters and
-    /// trace are complete (the JIT counts only workgroups and waves)]
+    /// Execution engine [default: jit; with --trace: interp (the JIT does not trace)]
     #[arg(long, value_name = "interp|jit", value_parser = ["interp", "jit"])]
     pub engine: Option<String>,
     /// Write LEN bytes of device memory at OFFSET to FILE after the run
@@ -195,7 +194,7 @@ pub fn run(args: RunArgs) -> CliResult {
         threads: args.threads,
         unchecked: args.unchecked,
     };
-    let default_engine = if args.stats || args.trace { "interp" } else { "jit" };
+    let default_engine = if args.trace { "interp" } else { "jit" };
     let engine: Box<dyn Engine> = match args.engine.as_deref().unwrap_or(default_engine) {
         "interp" if args.trace => {
             Box::new(Interpreter::with_trace(Box::new(std::io::BufWriter::new(std::io::stderr()))))
@@ -204,7 +203,7 @@ pub fn run(args: RunArgs) -> CliResult {
         "jit" if args.trace => {
             return Err("unsupported: --trace with --engine jit (use --engine interp)".into())
         }
-        "jit" => Box::new(wave_jit_codegen::jit_engine()),
+        "jit" => Box::new(wave_jit_codegen::jit_engine().with_stats(args.stats)),
         other => return Err(format!("unknown engine `{other}` (choose interp or jit)")),
     };
     let (module, _) = super::load(&args.file, args.encoding)?;
@@ -238,14 +237,18 @@ pub fn run(args: RunArgs) -> CliResult {
     }
     output::print(&out)?;
     if ran && std::io::stderr().is_terminal() {
+        let jit = engine.name() == "jit";
         let compiled =
-            if engine.name() == "jit" { jit_compile_text(kernel, &dispatch, &device) } else { String::new() };
+            if jit { jit_compile_text(kernel, &dispatch, &device, args.stats) } else { String::new() };
+        // The JIT counts instructions only under a limit or with --stats.
+        let counted = !jit || args.stats || args.max_instructions > 0;
+        let instructions =
+            if counted { format!(", {} wave-instructions", stats.instructions) } else { String::new() };
         eprintln!(
-            "wave-jit: kernel `{}` on {}: {} workgroups, {} wave-instructions in {:.3} ms{compiled}",
+            "wave-jit: kernel `{}` on {}: {} workgroups{instructions} in {:.3} ms{compiled}",
             kernel.meta.name,
             engine.name(),
             stats.workgroups,
-            stats.instructions,
             elapsed.as_secs_f64() * 1e3
         );
     }
@@ -254,8 +257,8 @@ pub fn run(args: RunArgs) -> CliResult {
 
 /// The JIT's compile times for the summary line: until the first code, and until the
 /// optimized code of a kernel compiled in two tiers took over (if it has by now).
-fn jit_compile_text(kernel: &wave_isa::Kernel, dispatch: &Dispatch, device: &Device) -> String {
-    let Ok(code) = wave_jit_codegen::jit_engine().code_for(kernel, dispatch, device) else {
+fn jit_compile_text(kernel: &wave_isa::Kernel, dispatch: &Dispatch, device: &Device, stats: bool) -> String {
+    let Ok(code) = wave_jit_codegen::jit_engine().with_stats(stats).code_for(kernel, dispatch, device) else {
         return String::new();
     };
     use wave_jit_codegen::Tiers;

@@ -34,6 +34,9 @@ pub struct FuzzOptions {
     pub gen: gen::GenConfig,
     /// Runs of both engines the minimiser may spend on a failure.
     pub minimize_budget: usize,
+    /// Compare every counter of the engines' `Stats` (both count everything `--stats`
+    /// prints); otherwise only the instruction count (and workgroups and waves).
+    pub every_counter: bool,
 }
 
 impl Default for FuzzOptions {
@@ -44,6 +47,7 @@ impl Default for FuzzOptions {
             widths: vec![4, 8, 16, 32, 64],
             gen: gen::GenConfig::default(),
             minimize_budget: 2000,
+            every_counter: false,
         }
     }
 }
@@ -199,14 +203,22 @@ pub fn fuzz_diff_with(
         let (case_seed, program) = case_program(options.seed, case, &options.widths, &options.gen);
         let width = program.shape.wave_width;
         progress(&Progress { done: case, total: options.count, wave_width: width, elapsed: start.elapsed() });
-        let (out_a, out_b) = (run::run_program(a, &program), run::run_program(b, &program));
+        let run_both = |p: &Program| {
+            let (mut x, mut y) = (run::run_program(a, p), run::run_program(b, p));
+            if !options.every_counter {
+                x.keep_instruction_count();
+                y.keep_instruction_count();
+            }
+            (x, y)
+        };
+        let (out_a, out_b) = run_both(&program);
         if let Some(difference) = run::difference(&program.shape, &out_a, &out_b, names) {
             let mut fails = |p: &Program| {
-                let (x, y) = (run::run_program(a, p), run::run_program(b, p));
+                let (x, y) = run_both(p);
                 run::difference(&p.shape, &x, &y, names).is_some()
             };
             let minimized = minimize::minimize(&program, options.minimize_budget, &mut fails);
-            let (x, y) = (run::run_program(a, &minimized), run::run_program(b, &minimized));
+            let (x, y) = run_both(&minimized);
             let difference = run::difference(&minimized.shape, &x, &y, names).unwrap_or(difference);
             return Err(Box::new(Mismatch {
                 engines: names,

@@ -3,7 +3,7 @@
 use super::program::{Program, Shape, DATA_BYTES, DUMP_BASE, DUMP_WORDS_PER_THREAD, REGISTERS};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use wave_isa::{Kernel, KernelMeta};
-use wave_runtime::{Device, Dispatch, Engine};
+use wave_runtime::{Device, Dispatch, Engine, Stats};
 
 /// Safety net against a runaway loop in an engine: generated programs execute far fewer
 /// wave-instructions per workgroup than this.
@@ -16,6 +16,23 @@ pub struct Outcome {
     pub result: Result<(), String>,
     /// All of device memory after the run.
     pub memory: Vec<u8>,
+    /// What the engine counted (after a successful run).
+    pub stats: Option<Stats>,
+}
+
+impl Outcome {
+    /// Keep of the counters only those every engine counts without `--stats` code: the
+    /// instructions (under the limit every program runs with), workgroups and waves.
+    pub fn keep_instruction_count(&mut self) {
+        if let Some(s) = &mut self.stats {
+            *s = Stats {
+                instructions: s.instructions,
+                workgroups: s.workgroups,
+                waves: s.waves,
+                ..Stats::default()
+            };
+        }
+    }
 }
 
 /// The dispatch a program runs with on every engine.
@@ -45,23 +62,23 @@ pub fn kernel_of(program: &Program) -> Result<Kernel, String> {
 pub fn run_program(engine: &dyn Engine, program: &Program) -> Outcome {
     let kernel = match kernel_of(program) {
         Ok(k) => k,
-        Err(e) => return Outcome { result: Err(format!("build: {e}")), memory: Vec::new() },
+        Err(e) => return Outcome { result: Err(format!("build: {e}")), memory: Vec::new(), stats: None },
     };
     let mut device = match Device::new(program.shape.device_bytes()) {
         Ok(d) => d,
-        Err(e) => return Outcome { result: Err(format!("device: {e}")), memory: Vec::new() },
+        Err(e) => return Outcome { result: Err(format!("device: {e}")), memory: Vec::new(), stats: None },
     };
     if let Err(e) = device.write(0, &program.data) {
-        return Outcome { result: Err(format!("device: {e}")), memory: Vec::new() };
+        return Outcome { result: Err(format!("device: {e}")), memory: Vec::new(), stats: None };
     }
     let dispatch = dispatch_for(&program.shape);
     let ran = catch_unwind(AssertUnwindSafe(|| engine.run(&kernel, &dispatch, &mut device)));
-    let result = match ran {
-        Ok(Ok(_stats)) => Ok(()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(panic) => Err(format!("panicked: {}", panic_message(&panic))),
+    let (result, stats) = match ran {
+        Ok(Ok(stats)) => (Ok(()), Some(stats)),
+        Ok(Err(e)) => (Err(e.to_string()), None),
+        Err(panic) => (Err(format!("panicked: {}", panic_message(&panic))), None),
     };
-    Outcome { result, memory: device.bytes().to_vec() }
+    Outcome { result, memory: device.bytes().to_vec(), stats }
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
@@ -83,6 +100,10 @@ pub fn difference(shape: &Shape, a: &Outcome, b: &Outcome, names: (&str, &str)) 
             Err(e) => format!("error: {e}"),
         };
         return Some(format!("{na}: {}; {nb}: {}", show(&a.result), show(&b.result)));
+    }
+    if a.stats != b.stats {
+        let show = |s: &Option<Stats>| s.as_ref().map_or("none".to_string(), |s| format!("{s:?}"));
+        return Some(format!("counters differ: {na}: {}; {nb}: {}", show(&a.stats), show(&b.stats)));
     }
     if a.memory.len() != b.memory.len() {
         return Some(format!("device sizes differ: {} vs {} bytes", a.memory.len(), b.memory.len()));

@@ -15,9 +15,10 @@
 //! interpreter (the loop's wave-major function, compiled on first use: see [`super::loop_fn`]).
 //! Accumulators that only accumulate (`fma acc, a, b, acc`) keep a NaN to the loop's end, so
 //! their operands are not tested per trip: one test of the accumulators at each vector's loop
-//! exit takes the same bail-out ([`nan_sticky_accumulators`]). With a budget, the wave is
-//! charged after the loop for its longest vector's trips (what the wave-major loop's latch
-//! would have counted), so loops with nested loops stay wave-major then.
+//! exit takes the same bail-out (`nan_sticky_accumulators`). With a budget, the wave pays
+//! after the loop for its longest vector's trips beyond the first (what the wave-major loop's
+//! back edge would have paid, see [`super::count`]), so loops with nested loops stay
+//! wave-major then; with `--stats` (whose lane counts need helper calls) every loop does.
 
 use super::Translator;
 use crate::error::JitError;
@@ -46,7 +47,10 @@ impl Translator<'_, '_> {
             wave_isa::ir::walk_block(body, 0, &mut |s, _| found |= matches!(s.kind, StmtKind::Loop { .. }));
             found
         };
-        self.bailout.is_none() && body_is_lane_local(body) && !(self.flags.fuel && has_nested_loop())
+        self.bailout.is_none()
+            && !self.flags.stats
+            && body_is_lane_local(body)
+            && !(self.flags.fuel && has_nested_loop())
     }
 
     /// Translate the loop once per vector; the bail-out calls its wave-major function.
@@ -60,26 +64,30 @@ impl Translator<'_, '_> {
         let wave = self.swap_view(None);
         self.bailout = Some(bail);
         let mut result = Ok(());
-        let per_trip = super::control::iteration_cost(body);
+        // The wave-major loop pays this at each back edge (its first trip stays pending).
+        let per_trip = self.costs.iteration(body, self.cf.call_depth());
+        let at_header = self.pending;
         let zero = self.b.ins().iconst(I64, 0);
-        // With a budget: the trips it pays for now. A vector that needs more (a runaway loop,
-        // or a budget that runs out here) bails out, and the wave-major copy stops exactly.
+        // With a budget: the repeats (trips after the first, which is pending) it pays for
+        // now. A vector that needs more (a runaway loop, or a budget that runs out here) bails
+        // out, and the wave-major copy stops exactly.
         let affordable = self.flags.fuel.then(|| {
             let fuel_ptr = self.load_ctx(I64, self.env.fuel_offset());
             let left = self.b.ins().load(I64, MemFlagsData::new().with_notrap(), fuel_ptr, 0);
             let left = self.b.ins().smax(left, zero);
-            let per = self.b.ins().iconst(I64, per_trip);
+            let per = self.b.ins().iconst(I64, per_trip.total().max(1) as i64);
             self.b.ins().sdiv(left, per)
         });
         let mut longest = zero;
         for chunk in 0..wave.n {
+            self.pending = at_header;
             self.set_chunk_view(&wave, chunk);
             if let Some(plan) = &shadows {
                 self.enter_shadows(plan, bail);
             }
-            let trips = self.b.declare_var(I64);
-            self.b.def_var(trips, zero);
-            self.chunk_trips = affordable.map(|a| (trips, a));
+            let repeats = self.b.declare_var(I64);
+            self.b.def_var(repeats, zero);
+            self.chunk_trips = affordable.map(|a| (repeats, a));
             result = self.loop_wave(offset, body, func);
             if let Some(plan) = &shadows {
                 self.leave_shadows(plan);
@@ -88,8 +96,8 @@ impl Translator<'_, '_> {
                 break;
             }
             self.test_deferred_nans(bail);
-            let t = self.b.use_var(trips);
-            longest = self.b.ins().umax(longest, t);
+            let r = self.b.use_var(repeats);
+            longest = self.b.ins().umax(longest, r);
         }
         self.chunk_trips = None;
         self.nan_deferred.clear();
@@ -97,18 +105,31 @@ impl Translator<'_, '_> {
         self.chunk = 0;
         self.swap_view(Some(wave));
         result?;
+        let after = self.pending;
+        if after.checked_sub(&at_header) != Some(per_trip) {
+            return Err(JitError::Codegen(format!(
+                "the loop at byte 0x{offset:x} counted {} instructions a trip, its cost {}",
+                after.checked_sub(&at_header).unwrap_or_default().total(),
+                per_trip.total()
+            )));
+        }
         if self.flags.fuel {
-            // The wave-major loop would have passed its latch as often as the longest vector.
-            // No vector ran more trips than the budget paid for at entry, and nothing else
-            // drew on it since (no nested loop, call or barrier here), so this cannot overdraw.
-            let cost = self.b.ins().imul_imm_s(longest, per_trip);
+            // The wave-major loop would have taken its back edge as often as the longest
+            // vector. No vector repeated more than the budget paid for at entry, and nothing
+            // else drew on it since (no nested loop, call or barrier here), so this cannot
+            // overdraw.
+            let cost = self.b.ins().imul_imm_s(longest, per_trip.total() as i64);
             self.take_fuel(cost);
         }
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(bail);
+        // The wave-major function starts from the loop's entry (its first trip is counted
+        // here, what it leaves pending is the caller's).
+        self.pending = at_header;
         self.call_wave_major(offset, func, state, &entry);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
+        self.pending = after;
         Ok(())
     }
 

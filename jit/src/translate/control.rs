@@ -4,7 +4,7 @@
 //! and `halt`; a construct's exit mask is the union of the masks its paths end with, plus the
 //! lanes that rejoin there (broken lanes at a loop exit, returned lanes at a call's end).
 //! Every statement is walked whatever the mask (ir.rs), so barriers inside empty bodies are
-//! still reached, exactly as the interpreter.
+//! still reached, exactly as the interpreter. What the walk counts is kept by [`super::count`].
 
 use super::fp::is_nan_order_sensitive;
 use super::Translator;
@@ -13,8 +13,9 @@ use crate::error::JitError;
 use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
-use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, SourceLoc};
+use cranelift_codegen::ir::{Block, InstBuilder, SourceLoc};
 use cranelift_frontend::Variable;
+use wave_isa::analysis::cost::{self, Cost};
 use wave_isa::analysis::Uniformity;
 use wave_isa::ir::{walk_block, MAX_CALL_DEPTH};
 use wave_isa::{FuncId, Kernel, PredRef, Stmt, StmtKind};
@@ -25,11 +26,12 @@ pub enum Frame {
     /// the latch and exit blocks, targets of uniform `continue`/`break`; the loop's body
     /// (where a `break`/`continue` sits decides which barriers a jump must still pass).
     /// `masked_exit`: some lanes may have left through the masks (not by a real branch).
+    /// `latch`/`exit` gather the jumps of uniform `continue`s and `break`s.
     Loop {
         brk: Vec<Variable>,
         cont: Vec<Variable>,
-        latch: Block,
-        exit: Block,
+        latch: super::count::Join,
+        exit: super::count::Join,
         body: *const [Stmt],
         masked_exit: bool,
     },
@@ -44,7 +46,7 @@ pub struct ControlStack {
 
 impl ControlStack {
     /// Depth of inlined calls open now.
-    fn call_depth(&self) -> u32 {
+    pub fn call_depth(&self) -> u32 {
         self.frames.iter().filter(|f| matches!(f, Frame::Call { .. })).count() as u32
     }
 
@@ -73,6 +75,9 @@ impl Translator<'_, '_> {
             // (`stmt` is reached only from here; nested blocks set their own).
             self.b.set_srcloc(SourceLoc::new(first.offset));
             if run > 0 {
+                for s in &rest[..run] {
+                    self.count(cost::opening(s));
+                }
                 self.float_run(&rest[..run])?;
                 rest = &rest[run..];
             } else {
@@ -86,14 +91,22 @@ impl Translator<'_, '_> {
     fn stmt(&mut self, s: &Stmt, func: FuncId) -> Result<(), JitError> {
         self.func = func;
         self.full = s.guard.is_none() && self.exec_is_full(s.offset);
+        self.count(cost::opening(s));
         match &s.kind {
-            StmtKind::Op(inst) => self.op(inst, s.offset),
-            StmtKind::If { pred, then_body, else_body, .. } => {
+            StmtKind::Op(inst) => {
+                self.count_lanes(inst, s.offset);
+                self.op(inst, s.offset)
+            }
+            StmtKind::If { pred, then_body, else_body, else_offset, .. } => {
+                self.count_divergence(*pred);
+                let has_else = else_offset.is_some();
                 if self.waves.pred_is_uniform(func, s.offset)
                     && !self.passes_barrier(then_body)
                     && !self.passes_barrier(else_body)
                 {
-                    return self.uniform_if(*pred, then_body, else_body, func);
+                    self.uniform_if(*pred, then_body, else_body, has_else, func, s.offset)?;
+                    self.count(Cost::marker());
+                    return Ok(());
                 }
                 let entry = self.get(&self.exec.clone());
                 let p = self.pred_ref(*pred);
@@ -106,10 +119,14 @@ impl Translator<'_, '_> {
                 let then_result = self.block(then_body, func);
                 let after_then = self.get(&exec);
                 self.set(&exec, &else_mask);
+                if has_else {
+                    self.count(Cost::marker());
+                }
                 let else_result = self.block(else_body, func);
                 self.maybe_empty = outer_maybe_empty;
                 then_result?;
                 else_result?;
+                self.count(Cost::marker());
                 let after_else = self.get(&exec);
                 let merged = self.or(&after_then, &after_else);
                 self.set(&exec, &merged);
@@ -118,14 +135,14 @@ impl Translator<'_, '_> {
             StmtKind::Loop { body, .. } => self.loop_(s.offset, body, func),
             StmtKind::Break { pred } | StmtKind::Continue { pred } => {
                 let is_break = matches!(s.kind, StmtKind::Break { .. });
-                let Some(Frame::Loop { brk, cont, latch, exit, body, .. }) = self.cf.innermost_loop() else {
+                let Some(Frame::Loop { brk, cont, body, .. }) = self.cf.innermost_loop() else {
                     return Err(JitError::Unsupported(format!(
                         "`{}` outside a loop at byte 0x{:x}",
                         if is_break { "break" } else { "continue" },
                         s.offset
                     )));
                 };
-                let (brk, cont, latch, exit, body) = (brk.clone(), cont.clone(), *latch, *exit, *body);
+                let (brk, cont, body) = (brk.clone(), cont.clone(), *body);
                 // SAFETY: `body` points to the loop body inside `self.kernel`, which outlives the
                 // translation; the frame is popped before the body's translation ends.
                 let body: &[Stmt] = unsafe { &*body };
@@ -137,26 +154,27 @@ impl Translator<'_, '_> {
                 if let (true, Some(at)) = (uniform_exit, position) {
                     // Every active lane leaves together: a real branch. The lanes would
                     // still walk the rest of the body with an empty mask, so the jump passes
-                    // the barriers found there (all waves then meet the same barriers).
+                    // the barriers found there (all waves then meet the same barriers) and
+                    // counts what the walk counts.
                     let leaving = self.pred_any_active(*pred);
                     let leave = self.b.create_block();
                     let stay = self.b.create_block();
                     self.b.ins().brif(leaving, leave, &[], stay, &[]);
                     self.b.switch_to_block(leave);
-                    let skipped = barriers_walked(self.kernel, &body[at + 1..]);
-                    for pc in skipped {
-                        self.barrier_call(pc);
-                    }
+                    let staying = self.pending;
+                    self.skip(&body[at + 1..], true);
                     if is_break {
                         let exec = self.get(&self.exec.clone());
                         let acc = self.get(&brk);
                         let acc = self.or(&acc, &exec);
                         self.set(&brk, &acc);
-                        self.b.ins().jump(exit, &[]);
-                    } else {
-                        self.b.ins().jump(latch, &[]);
+                        // The `endloop` this last trip reaches.
+                        self.count(Cost::marker());
                     }
+                    let target = self.loop_edge(is_break)?;
+                    self.b.ins().jump(target, &[]);
                     self.b.switch_to_block(stay);
+                    self.pending = staying;
                     return Ok(());
                 }
                 if uniform_exit {
@@ -191,13 +209,13 @@ impl Translator<'_, '_> {
                         let exec = self.and_not(&exec, &leaving);
                         self.set(&exec_vars, &exec);
                     }
-                    None => self.halt(&leaving),
+                    None => self.halt(&leaving, s.offset),
                 }
                 Ok(())
             }
             StmtKind::Halt { .. } => {
                 let leaving = self.op_mask(s.guard);
-                self.halt(&leaving);
+                self.halt(&leaving, s.offset);
                 Ok(())
             }
             StmtKind::Barrier => {
@@ -208,8 +226,8 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// Lanes of `leaving` halt for good; the wave ends when no lane is live.
-    fn halt(&mut self, leaving: &[cranelift_codegen::ir::Value]) {
+    /// Lanes of `leaving` halt for good; the wave ends when no lane is live (at `pc`).
+    fn halt(&mut self, leaving: &[cranelift_codegen::ir::Value], pc: u32) {
         let live_vars = self.live.clone();
         let live = self.get(&live_vars);
         let live = self.and_not(&live, leaving);
@@ -220,12 +238,22 @@ impl Translator<'_, '_> {
         self.set(&exec_vars, &exec);
         let any = self.any(&live);
         let next = self.b.create_block();
-        let done = self.b.ins().iconst(I32, status::DONE as i64);
-        self.b.ins().brif(any, next, &[], self.exit, &[done.into()]);
+        if self.flags.fuel {
+            // The wave ends having counted what is pending; going on, it stays pending.
+            let end = self.b.create_block();
+            self.b.ins().brif(any, next, &[], end, &[]);
+            self.b.switch_to_block(end);
+            self.leave_done(pc);
+        } else {
+            let done = self.b.ins().iconst(I32, status::DONE as i64);
+            self.b.ins().brif(any, next, &[], self.exit, &[done.into()]);
+        }
         self.b.switch_to_block(next);
     }
 
     fn barrier(&mut self, s: &Stmt) {
+        // A wave that waits has paid for everything before (see `count`).
+        self.settle(s.offset);
         if s.guard.is_none() {
             self.barrier_call(s.offset);
             return;
@@ -242,33 +270,61 @@ impl Translator<'_, '_> {
     }
 
     /// Wait at the barrier at byte `pc` (leaves the function on an error status).
-    fn barrier_call(&mut self, pc: u32) {
+    pub fn barrier_call(&mut self, pc: u32) {
         let zero = self.b.ins().iconst(I64, 0);
         let st = self.call_helper(helpers::barrier, 0, zero, pc);
         self.check_status(st);
     }
 
     /// `if` on a uniform predicate: a real branch; each body runs with the mask unchanged.
+    /// Each path counts the other side as the interpreter's walk of it with an empty mask
+    /// (`else` marker included; the caller counts `endif`).
     fn uniform_if(
         &mut self,
         pred: PredRef,
         then_body: &[Stmt],
         else_body: &[Stmt],
+        has_else: bool,
         func: FuncId,
+        offset: u32,
     ) -> Result<(), JitError> {
         let taken = self.pred_any_active(pred);
         let then_block = self.b.create_block();
         let else_block = self.b.create_block();
-        let merge = self.b.create_block();
+        let mut merge = self.join();
+        let entry = self.pending;
         self.b.ins().brif(taken, then_block, &[], else_block, &[]);
         self.b.switch_to_block(then_block);
         self.block(then_body, func)?;
-        self.b.ins().jump(merge, &[]);
+        if has_else {
+            self.count(Cost::marker());
+        }
+        self.skip(else_body, false);
+        let edge = self.edge(&mut merge);
+        self.b.ins().jump(edge, &[]);
         self.b.switch_to_block(else_block);
+        self.pending = entry;
+        self.skip(then_body, false);
+        if has_else {
+            self.count(Cost::marker());
+        }
         self.block(else_body, func)?;
-        self.b.ins().jump(merge, &[]);
-        self.b.switch_to_block(merge);
+        let edge = self.edge(&mut merge);
+        self.b.ins().jump(edge, &[]);
+        self.enter(merge, offset);
         Ok(())
+    }
+
+    /// A branch target for a uniform `break` (the loop's exit) or `continue` (its latch) of
+    /// the innermost loop, bringing what is pending here.
+    fn loop_edge(&mut self, is_break: bool) -> Result<Block, JitError> {
+        let pending = self.pending;
+        let edge = self.flags.fuel.then(|| self.b.create_block());
+        let Some(Frame::Loop { latch, exit, .. }) = self.cf.frames.last_mut() else {
+            return Err(JitError::Codegen("a loop exit outside a loop".into()));
+        };
+        let join = if is_break { exit } else { latch };
+        Ok(join.add_edge(edge, pending))
     }
 
     /// Whether the (maybe negated) predicate holds in some active lane, as an i8. Where every
@@ -303,14 +359,21 @@ impl Translator<'_, '_> {
         self.loop_wave(offset, body, func)
     }
 
-    /// A loop over the whole wave (or, in a chunk-major loop, over the vector in view).
+    /// A loop over the whole wave (or, in a chunk-major loop, over the vector in view). Its
+    /// `loop` marker is counted by the caller; each iteration after the first pays for itself
+    /// at the back edge, the first stays pending.
     pub fn loop_wave(&mut self, offset: u32, body: &[Stmt], func: FuncId) -> Result<(), JitError> {
+        if self.flags.fuel && self.costs.has_barrier(body, self.cf.call_depth()) {
+            // Its barriers settle, so its iterations start from nothing pending.
+            self.settle(offset);
+        }
+        let at_header = self.pending;
         let zero = self.zeros();
         let brk = self.new_vars(&zero);
         let cont = self.new_vars(&zero);
         let header = self.b.create_block();
-        let latch = self.b.create_block();
-        let exit = self.b.create_block();
+        let latch = self.join();
+        let exit = self.join();
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(header);
         self.set(&cont, &zero);
@@ -335,11 +398,15 @@ impl Translator<'_, '_> {
         self.divergent_loops.0 -= diverges.0 as u32;
         self.divergent_loops.1 -= diverges.1 as u32;
         self.maybe_empty = outer_maybe_empty;
-        let masked_exit = matches!(self.cf.frames.pop(), Some(Frame::Loop { masked_exit: true, .. }));
+        let Some(Frame::Loop { masked_exit, mut latch, mut exit, .. }) = self.cf.frames.pop() else {
+            return Err(JitError::Codegen(format!("loop frame at byte 0x{offset:x} lost")));
+        };
         result?;
-        self.b.ins().jump(latch, &[]);
+        let edge = self.edge(&mut latch);
+        self.b.ins().jump(edge, &[]);
         // Latch: continuing lanes rejoin; repeat while any lane is left.
-        self.b.switch_to_block(latch);
+        self.enter(latch, offset);
+        self.count(Cost::marker());
         let exec_vars = self.exec.clone();
         let exec = self.get(&exec_vars);
         let next = if has_own_continue(body) {
@@ -349,56 +416,39 @@ impl Translator<'_, '_> {
             exec
         };
         self.set(&exec_vars, &next);
-        if self.flags.fuel {
-            match (self.chunk_trips, self.bailout) {
-                // Chunk-major: count the vector's trips; the wave is charged after the loop.
-                (Some((trips, affordable)), Some(bail)) => {
-                    let t = self.b.use_var(trips);
-                    let t = self.b.ins().iadd_imm_s(t, 1);
-                    self.b.def_var(trips, t);
-                    let over = self.b.ins().icmp(IntCC::SignedGreaterThan, t, affordable);
-                    let go = self.b.create_block();
-                    self.b.ins().brif(over, bail, &[], go, &[]);
-                    self.b.switch_to_block(go);
-                }
-                _ => self.charge_fuel(offset, body),
-            }
-        }
+        let iteration =
+            if self.flags.fuel { self.iteration_counted(&at_header, offset)? } else { Cost::ZERO };
+        let repeat = if self.flags.fuel { self.b.create_block() } else { header };
         if entered_full && !masked_exit {
-            self.b.ins().jump(header, &[]);
+            self.b.ins().jump(repeat, &[]);
         } else {
             let any = self.any(&next);
-            self.b.ins().brif(any, header, &[], exit, &[]);
+            let leave = self.edge(&mut exit);
+            self.b.ins().brif(any, repeat, &[], leave, &[]);
         }
-        self.b.switch_to_block(exit);
+        if repeat != header {
+            self.b.switch_to_block(repeat);
+            match (self.chunk_trips, self.bailout) {
+                // Chunk-major: count the vector's repeats; the wave pays after the loop.
+                (Some((repeats, affordable)), Some(bail)) => {
+                    let r = self.b.use_var(repeats);
+                    let r = self.b.ins().iadd_imm_s(r, 1);
+                    self.b.def_var(repeats, r);
+                    let over = self.b.ins().icmp(IntCC::SignedGreaterThan, r, affordable);
+                    self.b.ins().brif(over, bail, &[], header, &[]);
+                }
+                // The back edge: pay for the iteration just done (its count stays pending
+                // for the code after the loop, standing for the last one).
+                _ => {
+                    self.pay(iteration, offset);
+                    self.b.ins().jump(header, &[]);
+                }
+            }
+        }
+        self.enter(exit, offset);
         let broke = self.get(&brk);
         self.set(&exec_vars, &broke);
         Ok(())
-    }
-
-    /// Take the statements of one iteration from the workgroup's budget; stop when spent.
-    fn charge_fuel(&mut self, offset: u32, body: &[Stmt]) {
-        let cost = self.b.ins().iconst(I64, iteration_cost(body));
-        let left = self.take_fuel(cost);
-        let spent = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, left, 0);
-        let stop = self.b.create_block();
-        let go = self.b.create_block();
-        self.b.ins().brif(spent, stop, &[], go, &[]);
-        self.b.switch_to_block(stop);
-        let zero = self.b.ins().iconst(I64, 0);
-        let st = self.call_helper(helpers::instruction_limit, 0, zero, offset);
-        self.b.ins().jump(self.exit, &[st.into()]);
-        self.b.switch_to_block(go);
-    }
-
-    /// Subtract `cost` from the workgroup's budget; returns what is left (negative: spent).
-    pub fn take_fuel(&mut self, cost: cranelift_codegen::ir::Value) -> cranelift_codegen::ir::Value {
-        let fuel_ptr = self.load_ctx(I64, self.env.fuel_offset());
-        let flags = MemFlagsData::new().with_notrap();
-        let fuel = self.b.ins().load(I64, flags, fuel_ptr, 0);
-        let left = self.b.ins().isub(fuel, cost);
-        self.b.ins().store(flags, left, fuel_ptr, 0);
-        left
     }
 
     fn call(&mut self, callee: FuncId, offset: u32) -> Result<(), JitError> {
@@ -406,7 +456,7 @@ impl Translator<'_, '_> {
             // The interpreter fails when the call runs; so does the compiled code.
             let zero = self.b.ins().iconst(I64, 0);
             let st = self.call_helper(helpers::call_depth, 0, zero, offset);
-            self.b.ins().jump(self.exit, &[st.into()]);
+            self.leave(st);
             let dead = self.b.create_block();
             self.b.switch_to_block(dead);
             return Ok(());
@@ -482,14 +532,6 @@ fn has_own_continue(body: &[Stmt]) -> bool {
         }
         _ => false,
     })
-}
-
-/// Instructions one iteration of a loop with this body costs: its statements and the
-/// `endloop` itself.
-pub fn iteration_cost(body: &[Stmt]) -> i64 {
-    let mut cost = 1i64;
-    walk_block(body, 0, &mut |_, _| cost += 1);
-    cost
 }
 
 /// Whether lanes may leave the loop with this body at different times by the analysis: a

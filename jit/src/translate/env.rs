@@ -16,6 +16,8 @@ pub trait WaveEnv {
     fn thread_id_offset(&self, dim: usize) -> i32;
     fn init_reg_offset(&self, reg: u8) -> i32;
     fn scratch_offset(&self, slot: usize) -> i32;
+    /// Where `--stats` counter `index` (`crate::ctx::counter`) is.
+    fn counter_offset(&self, index: usize) -> i32;
 }
 
 /// The layout of [`crate::ctx::WaveCtx`].
@@ -52,5 +54,8 @@ impl WaveEnv for CtxEnv {
     }
     fn scratch_offset(&self, slot: usize) -> i32 {
         offsets::SCRATCH + offsets::LANE_ROW * slot as i32
+    }
+    fn counter_offset(&self, index: usize) -> i32 {
+        offsets::COUNTERS + 8 * index as i32
     }
 }

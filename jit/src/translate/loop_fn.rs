@@ -331,6 +331,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let output = self.params[2];
         self.b.set_srcloc(cranelift_codegen::ir::SourceLoc::new(f.offset));
         self.loop_wave(f.offset, body, f.func)?;
+        // The loop's first trip is counted by the caller (see `count`).
+        self.pending = wave_isa::analysis::cost::Cost::ZERO;
         let groups = self.state_groups(&f.state, true);
         let values: Vec<Vec<Value>> = groups
             .iter()

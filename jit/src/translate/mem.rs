@@ -255,7 +255,7 @@ impl Translator<'_, '_> {
             self.spill(ADDR_SLOT, addr);
             let all = self.all_lanes_bits();
             let st = self.call_helper(helpers::bounds_fault, super::helper_op(inst), all, pc);
-            self.b.ins().jump(self.exit, &[st.into()]);
+            self.leave(st);
             self.b.switch_to_block(go);
             return;
         }
@@ -272,11 +272,11 @@ impl Translator<'_, '_> {
             self.b.switch_to_block(report);
             self.spill(ADDR_SLOT, addr);
             let st = self.call_helper(helpers::bounds_fault, super::helper_op(inst), bits, pc);
-            self.b.ins().jump(self.exit, &[st.into()]);
+            self.leave(st);
         } else {
             self.spill(ADDR_SLOT, addr);
             let st = self.call_helper(helpers::bounds, super::helper_op(inst), bits, pc);
-            self.b.ins().brif(st, self.exit, &[st.into()], go, &[]);
+            self.leave_if(st, go);
         }
         self.b.switch_to_block(go);
     }
@@ -329,7 +329,7 @@ impl Translator<'_, '_> {
             self.spill_inputs(inst);
             let all = self.all_lanes_bits();
             let st = self.call_helper(helpers::memory_fault, super::helper_op(inst), all, pc);
-            self.b.ins().jump(self.exit, &[st.into()]);
+            self.leave(st);
         } else {
             self.memory_helper(inst, pc)?;
             self.b.ins().jump(done, &[]);

@@ -12,6 +12,7 @@
 pub mod alu;
 pub mod chunk;
 pub mod control;
+pub mod count;
 pub mod env;
 pub mod fp;
 pub mod loop_fn;
@@ -31,6 +32,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use env::WaveEnv;
+use wave_isa::analysis::cost::{Cost, CostModel};
 use wave_isa::analysis::{uniformity_with, Uniformity, UniformityOptions};
 use wave_isa::opcodes::Role;
 use wave_isa::{FuncId, Instruction, Kernel, Operand, PredRef, StmtKind};
@@ -42,8 +44,10 @@ pub struct Flags {
     pub width: u32,
     /// Bounds checks on every memory access.
     pub checked: bool,
-    /// Count instructions at loop back-edges against the workgroup's budget.
+    /// Count instructions against the workgroup's budget (see [`count`]).
     pub fuel: bool,
+    /// Count what `--stats` prints (needs `fuel`; see [`count`]).
+    pub stats: bool,
     /// Threads per workgroup (x, y, z). When x is a multiple of 4, `sr_thread_id_x` runs
     /// along the lanes of every 4-lane vector (`a[tid_x]` accesses are contiguous); when the
     /// total is a multiple of W, every lane of every wave is live.
@@ -105,11 +109,11 @@ pub struct Translator<'a, 'f> {
     pub chunk: usize,
     /// In a chunk-major loop: where a possible fault leaves for the wave-major copy.
     pub bailout: Option<Block>,
-    /// In a chunk-major loop with an instruction budget: the vector's trip count (I64), and
-    /// the most trips the budget left at loop entry pays for (more: bail out).
+    /// In a chunk-major loop with an instruction budget: the vector's repeats (back edges
+    /// taken, I64), and the most the budget left at loop entry pays for (more: bail out).
     pub chunk_trips: Option<(Variable, Value)>,
     /// In a chunk-major loop: accumulators whose NaN test waits for the loop's end (see
-    /// [`chunk::nan_sticky_accumulators`]).
+    /// `chunk::nan_sticky_accumulators`).
     pub nan_deferred: Vec<u32>,
     /// In a chunk-major loop: values kept as scalars (see [`shadow`]).
     pub shadows: shadow::Shadows,
@@ -120,12 +124,19 @@ pub struct Translator<'a, 'f> {
     first_loop_fn: usize,
     /// The stack area loop functions take the wave state in (sized for the largest).
     state_area: Option<StackSlot>,
+    /// The static instruction counts of the kernel's regions.
+    pub costs: &'a CostModel,
+    /// Instructions the code being translated has counted and not yet taken from the budget
+    /// (see [`count`]).
+    pub pending: Cost,
 }
 
-/// The two uniformity analyses a translation reads (run once per kernel and flags).
+/// The analyses a translation reads (run once per kernel and flags): two uniformity
+/// analyses and the instruction counts.
 pub struct Analyses {
     shapes: Uniformity,
     waves: Uniformity,
+    costs: CostModel,
 }
 
 impl Analyses {
@@ -143,6 +154,7 @@ impl Analyses {
                     lanes_log2: lanes.trailing_zeros() as u8,
                 },
             ),
+            costs: CostModel::new(kernel),
         }
     }
 }
@@ -186,6 +198,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         let ctx = params[0];
         let exit = b.create_block();
         b.append_block_param(exit, I32);
+        if flags.fuel {
+            // The instructions counted and not paid for where the wave leaves, and its pc.
+            b.append_block_param(exit, I64);
+            b.append_block_param(exit, I32);
+        }
         let helper_sig = b.import_signature(helper_signature(call_conv));
         Translator {
             b,
@@ -220,6 +237,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             loop_fns: Vec::new(),
             first_loop_fn,
             state_area: None,
+            costs: &analyses.costs,
+            pending: Cost::ZERO,
         }
     }
 
@@ -501,6 +520,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         let addr = self.b.ins().iconst(I64, f as usize as i64);
         let op = self.b.ins().iconst(I32, op as i64);
         let pc = self.b.ins().iconst(I32, pc as i64);
+        self.call_helper_at(addr, op, exec_bits, pc)
+    }
+
+    /// Call a helper with its `op` and `pc` arguments as values.
+    pub fn call_helper_with(&mut self, f: HelperFn, op: Value, exec_bits: Value, pc: Value) -> Value {
+        let addr = self.b.ins().iconst(I64, f as usize as i64);
+        self.call_helper_at(addr, op, exec_bits, pc)
+    }
+
+    fn call_helper_at(&mut self, addr: Value, op: Value, exec_bits: Value, pc: Value) -> Value {
         let sig = self.helper_sig;
         let call = self.b.ins().call_indirect(sig, addr, &[self.ctx, op, exec_bits, pc]);
         self.b.inst_results(call)[0]
@@ -509,7 +538,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Leave the function with the status when it is not 0; go on otherwise.
     pub fn check_status(&mut self, status: Value) {
         let next = self.b.create_block();
-        self.b.ins().brif(status, self.exit, &[status.into()], next, &[]);
+        self.leave_if(status, next);
         self.b.switch_to_block(next);
     }
 
@@ -547,10 +576,11 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Finish: make the exit block return its status, and hand the function to Cranelift.
     pub fn finish(mut self, config: cranelift_codegen::isa::TargetFrontendConfig) {
-        let done = self.b.ins().iconst(I32, crate::ctx::status::DONE as i64);
-        self.b.ins().jump(self.exit, &[done.into()]);
+        // The code's end is the end of the entry function (a loop function's caller has
+        // cleared what the loop's first trip counted: that is the caller's).
+        self.leave_done(0);
         self.b.switch_to_block(self.exit);
-        let s = self.b.block_params(self.exit)[0];
+        let s = if self.flags.fuel { self.settle_at_exit() } else { self.b.block_params(self.exit)[0] };
         self.b.ins().return_(&[s]);
         self.b.seal_all_blocks();
         self.b.finalize(config);

@@ -5,7 +5,7 @@
 use wave_isa::ir::build_kernel;
 use wave_isa::opcodes::{Class, Kind, Role, OPS};
 use wave_isa::{Instruction, Kernel, KernelMeta, Op, PredRef, SpecialReg};
-use wave_jit_codegen::JitEngine;
+use wave_jit_codegen::jit_engine;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError};
 
 /// Every wave width the engines support.
@@ -98,7 +98,7 @@ pub fn run_both(kernel: &Kernel, dispatch: &Dispatch, device_size: u64, seed: u6
     let mut b = Device::new(device_size).unwrap();
     b.bytes_mut().copy_from_slice(a.bytes());
     let ra = Interpreter::new().run(kernel, dispatch, &mut a).map(|_| ());
-    let rb = JitEngine.run(kernel, dispatch, &mut b).map(|_| ());
+    let rb = jit_engine().run(kernel, dispatch, &mut b).map(|_| ());
     (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
 }
 
@@ -135,7 +135,7 @@ pub fn gemm_tiled() -> Kernel {
 
 /// The flags `JitEngine` compiles [`gemm_tiled`] with in [`check_gemm`].
 pub fn gemm_flags(width: u32) -> wave_jit_codegen::Flags {
-    wave_jit_codegen::Flags { width, checked: true, fuel: false, workgroup: [16, 16, 1] }
+    wave_jit_codegen::Flags { width, checked: true, fuel: false, stats: false, workgroup: [16, 16, 1] }
 }
 
 /// [`gemm_tiled`] for N = 64 (one workgroup) at width `w` on both engines: finite inputs
@@ -163,7 +163,7 @@ pub fn check_gemm(kernel: &Kernel, w: u32) {
     let mut b = Device::new(4 * bytes as u64).unwrap();
     b.bytes_mut().copy_from_slice(a.bytes());
     let ra = Interpreter::new().run(kernel, &d, &mut a).map(|_| ());
-    let rb = JitEngine.run(kernel, &d, &mut b).map(|_| ());
+    let rb = jit_engine().run(kernel, &d, &mut b).map(|_| ());
     assert_eq!(ra, rb, "gemm W={w}");
     assert!(a.bytes() == b.bytes(), "gemm W={w}: memory differs");
     check(kernel, &d, 4 * bytes as u64);

@@ -8,8 +8,9 @@ use crate::error::{RunError, RunErrorKind, Space};
 use crate::semantics::{self as s, Tile};
 use crate::stats::Stats;
 use std::io::Write;
+use wave_isa::analysis::cost::CostClass;
 use wave_isa::instr::PredRef;
-use wave_isa::{Class, Instruction, Op, SpecialReg};
+use wave_isa::{Instruction, Op, SpecialReg};
 
 /// Register rows per wave: r0..r255 plus room for a pair or quad starting at r255, so that
 /// no register index (u8) can fall outside the file.
@@ -161,6 +162,8 @@ impl Wave {
                 self.status = Status::Ended;
                 return Ok(());
             };
+            // What counts (wave_isa::analysis::cost, which the JIT charges statically): every
+            // micro-op but a function's end and the implicit final halt.
             if !matches!(op, MicroOp::FuncEnd | MicroOp::Halt { implicit: true, .. }) {
                 ctx.executed += 1;
                 if limit > 0 && ctx.executed > limit {
@@ -411,18 +414,7 @@ impl Wave {
         ctx: &mut WorkgroupCtx,
         at: usize,
     ) -> Result<(), RunError> {
-        let st = &mut *ctx.stats;
-        match inst.op.class() {
-            Class::Integer | Class::Bitwise | Class::Compare | Class::Select => st.integer_ops += 1,
-            Class::Float | Class::Half | Class::BFloat | Class::Double | Class::Convert => st.float_ops += 1,
-            Class::LocalLoad | Class::LocalStore | Class::DeviceLoad | Class::DeviceStore => {
-                st.memory_ops += 1
-            }
-            Class::LocalAtomic | Class::DeviceAtomic => st.atomic_ops += 1,
-            Class::Wave => st.wave_ops += 1,
-            Class::Mma => st.mma_ops += 1,
-            Class::Control | Class::Sync | Class::Move => st.control_ops += 1,
-        }
+        ctx.stats.add_class(CostClass::of(inst.op), 1);
         if mask == 0 {
             return Ok(());
         }
