@@ -10,12 +10,11 @@
 use crate::ctx::{status, WaveCtx, MAX_LANES};
 use crate::translate::{ADDR_SLOT, OUT_SLOT};
 use corosensei::Yielder;
-use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use wave_isa::opcodes::{Class, OPS};
-use wave_isa::Op;
-use wave_runtime::semantics::{self, Tile, MMA_DIM};
+use wave_isa::opcodes::{Class, Slot, OPS};
+use wave_isa::{Frag, Op};
+use wave_runtime::semantics::{self, Fragments};
 
 /// The helper signature (see the module doc).
 pub type HelperFn = extern "C" fn(*mut WaveCtx, u32, u64, u32) -> u32;
@@ -30,7 +29,12 @@ pub enum MemSpace {
 /// What stopped a wave, recorded by a helper.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
-    OutOfBounds { space: MemSpace, address: u64, bytes: u32, size: u64 },
+    OutOfBounds {
+        space: MemSpace,
+        address: u64,
+        bytes: u32,
+        size: u64,
+    },
     InstructionLimit,
     CallDepth,
     Internal(String),
@@ -51,8 +55,8 @@ pub struct WaveHost {
     pub yielder: *const Yielder<(), ()>,
     /// Set when another wave failed: barriers then return `ABORTED`.
     pub abort: *const AtomicBool,
-    /// MMA fragments: fragment id → one tile per lane.
-    pub mma: HashMap<u8, Vec<Tile>>,
+    /// MMA fragments: tables A, B and C by register number, one tile per lane.
+    pub mma: Fragments,
 }
 
 impl WaveHost {
@@ -62,7 +66,7 @@ impl WaveHost {
             fault: None,
             yielder: std::ptr::null(),
             abort: std::ptr::null(),
-            mma: HashMap::new(),
+            mma: Fragments::new(width as usize),
         }
     }
 }
@@ -163,14 +167,14 @@ fn record_oob(
     pc: u32,
     lane: usize,
     space: MemSpace,
-    addr: u32,
+    addr: impl Into<u64>,
     bytes: u32,
     size: u64,
 ) -> u32 {
     host.fault = Some(Fault {
         pc,
         lane: Some(lane as u32),
-        kind: FaultKind::OutOfBounds { space, address: addr as u64, bytes, size },
+        kind: FaultKind::OutOfBounds { space, address: addr.into(), bytes, size },
     });
     status::ERROR
 }
@@ -363,53 +367,56 @@ pub extern "C" fn wave(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
     })
 }
 
-/// MMA on 4×4 f32 tiles kept per lane, keyed by fragment id (§5.8); tiles live in local
-/// memory.
+/// MMA on 4×4 f32 tiles kept per lane in the wave's three fragment tables (§5.8); tiles are
+/// loaded from and stored to local memory.
 pub extern "C" fn mma(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
     guarded(ctx, pc, |ctx, host| {
-        let (rd, rs1, rs2) = ((op >> 8) as u8, (op >> 16) as u8, (op >> 24) as u8);
+        let fields = [(op >> 8) as u8, (op >> 16) as u8, (op >> 24) as u8];
         let op = decode_op(op);
-        let w = host.width as usize;
+        // The fragment id `op` names in `table`, from the opcode table's slot for it.
+        let id = |table| match op.fragment_slot(table) {
+            Some(Slot::Rd) => fields[0],
+            Some(Slot::Rs1) => fields[1],
+            Some(Slot::Rs2) => fields[2],
+            _ => 0,
+        };
         let checked = ctx.checked != 0;
-        let dim = MMA_DIM as u32;
-        match op {
-            Op::MmaLoadA | Op::MmaLoadB | Op::MmaStoreC => {
-                // load: frag=rd, addr=rs1, stride=rs2 → scratch 0,1; store: addr=rd, stride=rs1.
-                let frag = if op == Op::MmaStoreC { rs2 } else { rd };
-                let tiles = host.mma.entry(frag).or_insert_with(|| vec![[0; MMA_DIM * MMA_DIM]; w]);
-                for l in lanes_of(exec, host.width) {
-                    let (base, stride) = (ctx.scratch[0][l], ctx.scratch[1][l]);
-                    for i in 0..dim {
-                        for j in 0..dim {
-                            let addr = base.wrapping_add(i.wrapping_mul(stride)).wrapping_add(4 * j);
-                            if checked && out_of_bounds(addr, 4, ctx.local_size) {
-                                let size = ctx.local_size;
-                                return record_oob(host, pc, l, MemSpace::Local, addr, 4, size);
-                            }
-                            let p = lane_ptr(ctx, true, addr) as *mut u32;
-                            let e = &mut tiles[l][(i * dim + j) as usize];
-                            // SAFETY: `p` has 4 bytes behind it in the local buffer.
-                            unsafe {
-                                if op == Op::MmaStoreC {
-                                    std::ptr::write_unaligned(p, *e);
-                                } else {
-                                    *e = std::ptr::read_unaligned(p);
-                                }
-                            }
-                        }
+        let table = match op {
+            Op::MmaLoadA => Frag::A,
+            Op::MmaLoadB => Frag::B,
+            Op::MmaStoreC => Frag::C,
+            Op::MmaCompute => {
+                host.mma.compute(id(Frag::A), id(Frag::B), id(Frag::C), lanes_of(exec, host.width));
+                return status::DONE;
+            }
+            _ => return unsupported(host, pc, op),
+        };
+        let frag = id(table);
+        // Base and row stride: rs1, rs2 for loads, rd, rs1 for the store (scratch 0 and 1).
+        for l in lanes_of(exec, host.width) {
+            let (base, stride) = (ctx.scratch[0][l], ctx.scratch[1][l]);
+            let mut tile = host.mma.tile(table, frag, l);
+            for (i, e) in tile.iter_mut().enumerate() {
+                let addr = semantics::mma_element_address(base, stride, i);
+                let size = ctx.local_size;
+                if checked && addr + 4 > size {
+                    return record_oob(host, pc, l, MemSpace::Local, addr, 4, size);
+                }
+                // Unchecked: the masked offset stays inside the local buffer (`lane_ptr`).
+                let p = lane_ptr(ctx, true, addr as u32) as *mut u32;
+                // SAFETY: `p` has 4 bytes behind it in the local buffer (see `lane_ptr`),
+                // which only this worker's waves use; unaligned access.
+                unsafe {
+                    if op == Op::MmaStoreC {
+                        std::ptr::write_unaligned(p, *e);
+                    } else {
+                        *e = std::ptr::read_unaligned(p);
                     }
                 }
             }
-            Op::MmaCompute => {
-                let zero = vec![[0; MMA_DIM * MMA_DIM]; w];
-                let a = host.mma.get(&rs1).cloned().unwrap_or_else(|| zero.clone());
-                let b = host.mma.get(&rs2).cloned().unwrap_or_else(|| zero.clone());
-                let c = host.mma.entry(rd).or_insert(zero);
-                for l in lanes_of(exec, host.width) {
-                    semantics::mma_tile(&a[l], &b[l], &mut c[l]);
-                }
+            if op != Op::MmaStoreC {
+                *host.mma.tile_mut(table, frag, l) = tile;
             }
-            _ => return unsupported(host, pc, op),
         }
         status::DONE
     })
