@@ -11,9 +11,10 @@ use crate::ctx::{status, WaveCtx, MAX_LANES};
 use crate::translate::{ADDR_SLOT, OUT_SLOT};
 use corosensei::Yielder;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use wave_isa::opcodes::{Class, Slot, OPS};
 use wave_isa::{Frag, Op};
+use wave_runtime::device_atomic;
 use wave_runtime::semantics::{self, Fragments};
 
 /// The helper signature (see the module doc).
@@ -37,6 +38,9 @@ pub enum FaultKind {
     },
     InstructionLimit,
     CallDepth,
+    /// What this host cannot do (an unaligned device atomic across an 8-byte boundary, off
+    /// x86_64).
+    Unsupported(String),
     Internal(String),
 }
 
@@ -255,9 +259,25 @@ pub extern "C" fn memory(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 
             }
             let p = lane_ptr(ctx, local, addr);
             if op.is_atomic() {
-                let value = ctx.scratch[1][l];
-                let desired = ctx.scratch[2][l];
-                let old = atomic_rmw(p, local, op, value, desired);
+                let (value, desired) = (ctx.scratch[1][l], ctx.scratch[2][l]);
+                let old = if local {
+                    local_atomic(p, op, value, desired)
+                } else {
+                    match device_atomic::method(addr as u64) {
+                        // SAFETY: `p` is the device window at `addr`, with 16 bytes behind it
+                        // (see `lane_ptr`); the window is page aligned and a multiple of 8
+                        // bytes long, so the aligned word around `p` is inside it too. Other
+                        // workers' atomics go through here too; a kernel whose plain loads or
+                        // stores race with atomics on the same bytes is racy itself (WAVE
+                        // leaves that undefined), and those accesses are not made atomic.
+                        Ok(method) => unsafe { device_atomic::rmw(p, method, op, value, desired) },
+                        Err(e) => {
+                            let kind = FaultKind::Unsupported(e.to_string());
+                            host.fault = Some(Fault { pc, lane: Some(l as u32), kind });
+                            return status::ERROR;
+                        }
+                    }
+                };
                 ctx.scratch[OUT_SLOT][l] = old;
             } else {
                 let mut buf = [0u8; 16];
@@ -273,27 +293,14 @@ pub extern "C" fn memory(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 
     })
 }
 
-/// One lane's atomic. Device memory is shared with workgroups on other threads: aligned
-/// words use a CAS loop; local memory is private to the worker (fibers switch only at
-/// barriers), so a plain read-modify-write is atomic there.
-fn atomic_rmw(p: *mut u8, local: bool, op: Op, value: u32, desired: u32) -> u32 {
-    let apply = |old: u32| semantics::atomic(op, old, value, desired).unwrap_or(old);
-    if !local && (p as usize).is_multiple_of(4) {
-        // SAFETY: `p` is 4-aligned and inside the device window (see `lane_ptr`); all
-        // concurrent accesses of the JIT to it are atomic or plain stores of whole values.
-        let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
-        let mut old = a.load(Ordering::Relaxed);
-        loop {
-            match a.compare_exchange_weak(old, apply(old), Ordering::SeqCst, Ordering::Relaxed) {
-                Ok(_) => return old,
-                Err(now) => old = now,
-            }
-        }
-    }
-    // SAFETY: `p` has at least 4 bytes behind it (see `lane_ptr`); unaligned access.
+/// One lane's local atomic: local memory is private to the worker (fibers switch only at
+/// barriers), so a plain read-modify-write is indivisible there.
+fn local_atomic(p: *mut u8, op: Op, value: u32, desired: u32) -> u32 {
+    // SAFETY: `p` has at least 4 bytes behind it in the worker's local buffer (see
+    // `lane_ptr`), which no other thread touches; unaligned access.
     unsafe {
         let old = std::ptr::read_unaligned(p as *const u32);
-        std::ptr::write_unaligned(p as *mut u32, apply(old));
+        std::ptr::write_unaligned(p as *mut u32, semantics::atomic(op, old, value, desired).unwrap_or(old));
         old
     }
 }

@@ -3,6 +3,7 @@
 
 use super::lower::{MicroOp, Program};
 use crate::caps;
+use crate::device_atomic;
 use crate::dispatch::Launch;
 use crate::error::{RunError, RunErrorKind, Space};
 use crate::semantics::{self as s, Fragments};
@@ -806,6 +807,18 @@ impl Wave {
             let Some(cell) = mem.get_mut(address as usize..address as usize + 4) else {
                 return Err(self.oob(ctx, at, lane, space, address, 4));
             };
+            // One thread runs the whole dispatch, so this plain read-modify-write is
+            // indivisible; refuse what the JIT cannot make atomic on this host.
+            if space == Space::Device {
+                if let Err(e) = device_atomic::method(address) {
+                    return Err(self.error(
+                        ctx,
+                        at,
+                        Some(lane as u32),
+                        RunErrorKind::Unsupported(e.to_string()),
+                    ));
+                }
+            }
             let old = u32::from_le_bytes([cell[0], cell[1], cell[2], cell[3]]);
             let new = s::atomic(inst.op, old, value, desired).unwrap_or(old);
             cell.copy_from_slice(&new.to_le_bytes());
