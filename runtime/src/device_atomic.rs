@@ -97,11 +97,14 @@ pub unsafe fn rmw(p: *mut u8, method: Method, op: Op, value: u32, desired: u32) 
             // SAFETY: `p` is 4-aligned (the address is, and the window base is page aligned)
             // and valid for 4 bytes; concurrent accesses are atomic (caller).
             let cell = unsafe { AtomicU32::from_ptr(p.cast()) };
-            let mut old = cell.load(Ordering::Relaxed);
+            // Device memory is little-endian; the atomic holds native-endian values.
+            let mut seen = cell.load(Ordering::Relaxed);
             loop {
-                match cell.compare_exchange_weak(old, apply(old), Ordering::SeqCst, Ordering::Relaxed) {
+                let old = u32::from_le(seen);
+                let new = apply(old).to_le();
+                match cell.compare_exchange_weak(seen, new, Ordering::SeqCst, Ordering::Relaxed) {
                     Ok(_) => return old,
-                    Err(now) => old = now,
+                    Err(now) => seen = now,
                 }
             }
         }
@@ -112,8 +115,10 @@ pub unsafe fn rmw(p: *mut u8, method: Method, op: Op, value: u32, desired: u32) 
             let word = unsafe { AtomicU64::from_ptr(p.wrapping_sub(p as usize % 8).cast()) };
             let mut seen = word.load(Ordering::Relaxed);
             loop {
-                let old = (seen >> shift) as u32;
-                let new = seen & !(0xFFFF_FFFF_u64 << shift) | (apply(old) as u64) << shift;
+                // Byte k of the word is bits 8k.. of its little-endian value.
+                let bytes = u64::from_le(seen);
+                let old = (bytes >> shift) as u32;
+                let new = (bytes & !(0xFFFF_FFFF_u64 << shift) | (apply(old) as u64) << shift).to_le();
                 match word.compare_exchange_weak(seen, new, Ordering::SeqCst, Ordering::Relaxed) {
                     Ok(_) => return old,
                     Err(now) => seen = now,
