@@ -815,7 +815,7 @@ impl Fragments {
         &mut tiles[lane]
     }
 
-    /// `mma_compute a, b, c` on `lanes`: C[c] += A[a] · B[b] ([`mma_tile`]). The three ids
+    /// `mma_compute a, b, c` on `lanes`: `C[c] += A[a] · B[b]` ([`mma_tile`]). The three ids
     /// index three different tables, so equal numbers never alias.
     pub fn compute(&mut self, a: u8, b: u8, c: u8, lanes: impl IntoIterator<Item = usize>) {
         for lane in lanes {
