@@ -15,7 +15,7 @@ use crate::{EmitError, Target};
 use std::fmt::Write as _;
 use wave_isa::instr::{Instruction, PredRef};
 use wave_isa::ir::{Block, StmtKind};
-use wave_isa::opcodes::{Op, Scope, SpecialReg};
+use wave_isa::opcodes::{Frag, Op, Scope, SpecialReg};
 use wave_isa::Kernel;
 
 /// The kernel function (without the shared header).
@@ -364,7 +364,8 @@ impl Writer<'_> {
                 let n = MMA_DIM;
                 match kind {
                     MmaKind::LoadA | MmaKind::LoadB => {
-                        let s = self.plan.fragment_slot(inst.rd);
+                        let table = if kind == MmaKind::LoadA { Frag::A } else { Frag::B };
+                        let s = self.plan.fragment_slot(inst, table);
                         self.line(format!("if ({act}) {{ {comment}"));
                         self.line(format!(
                             "  for (u32 i = 0u; i < {n}u; ++i) for (u32 j = 0u; j < {n}u; ++j)"
@@ -377,7 +378,7 @@ impl Writer<'_> {
                         self.line("}");
                     }
                     MmaKind::StoreC => {
-                        let s = self.plan.fragment_slot(inst.rs2);
+                        let s = self.plan.fragment_slot(inst, Frag::C);
                         self.line(format!("if ({act}) {{ {comment}"));
                         self.line(format!(
                             "  for (u32 i = 0u; i < {n}u; ++i) for (u32 j = 0u; j < {n}u; ++j)"
@@ -390,11 +391,11 @@ impl Writer<'_> {
                         self.line("}");
                     }
                     MmaKind::Compute => {
-                        // mma_compute c, a, b: rd is the accumulator (read and written).
+                        // mma_compute a, b, c: C[c] += A[a] * B[b], three separate tables.
                         let (fa, fb, fc) = (
-                            self.plan.fragment_slot(inst.rs1),
-                            self.plan.fragment_slot(inst.rs2),
-                            self.plan.fragment_slot(inst.rd),
+                            self.plan.fragment_slot(inst, Frag::A),
+                            self.plan.fragment_slot(inst, Frag::B),
+                            self.plan.fragment_slot(inst, Frag::C),
                         );
                         self.line(format!(
                             "if ({act}) {{ {comment}: c += a * b, products added in k order, unfused"
@@ -793,10 +794,10 @@ impl Writer<'_> {
         if !plan.fragments.is_empty() {
             let _ = writeln!(
                 s,
-                "  f32 wave_frag[{}][{}] = {{}}; // MMA fragments {:?}, missing ones read as zeros",
+                "  f32 wave_frag[{}][{}] = {{}}; // MMA fragments {}, missing ones read as zeros",
                 plan.fragments.len(),
                 MMA_DIM * MMA_DIM,
-                plan.fragments
+                plan.fragment_names()
             );
         }
         s.push_str("  bool p0 = false, p1 = false, p2 = false, p3 = false;\n");

@@ -5,8 +5,8 @@
 use crate::{EmitError, Options, Target, DEFAULT_LOCAL_MEMORY};
 use std::collections::BTreeSet;
 use wave_isa::ir::{Block, StmtKind, MAX_CALL_DEPTH};
-use wave_isa::opcodes::{Class, Kind, Op};
-use wave_isa::Kernel;
+use wave_isa::opcodes::{Class, Frag, Kind, Op};
+use wave_isa::{Instruction, Kernel};
 
 /// What the writers need to know besides the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,8 +14,10 @@ pub struct Plan {
     pub target: Target,
     /// Registers read or written anywhere (pairs and quads expanded), ascending.
     pub registers: Vec<u8>,
-    /// MMA fragment ids used, ascending; a fragment's storage slot is its index here.
-    pub fragments: Vec<u8>,
+    /// MMA fragments used, as (table, id), ascending; a fragment's storage slot is its index
+    /// here. The tables A, B and C are separate (semantics.md §5.8): (A, 0) and (C, 0) are two
+    /// fragments.
+    pub fragments: Vec<(Frag, u8)>,
     /// Whether any instruction touches local memory (local ops, local atomics, MMA).
     pub uses_local: bool,
     /// Local memory bytes (metadata, else options, else the default), rounded up to 16.
@@ -67,8 +69,8 @@ impl Plan {
                             }
                         }
                     }
-                    Kind::Fragment => {
-                        fragments.insert(base as u8);
+                    Kind::Fragment(table) => {
+                        fragments.insert((table, base as u8));
                     }
                     _ => {}
                 }
@@ -99,9 +101,16 @@ impl Plan {
         })
     }
 
-    /// Storage slot of an MMA fragment id.
-    pub fn fragment_slot(&self, id: u8) -> usize {
-        self.fragments.iter().position(|&f| f == id).unwrap_or(0)
+    /// The fragments in slot order, as `A[r1], C[r1]` (for comments in the output).
+    pub fn fragment_names(&self) -> String {
+        let names: Vec<String> = self.fragments.iter().map(|(t, id)| format!("{t:?}[r{id}]")).collect();
+        names.join(", ")
+    }
+
+    /// Storage slot of the fragment `inst` names in `table`.
+    pub fn fragment_slot(&self, inst: &Instruction, table: Frag) -> usize {
+        let id = inst.fragment(table).unwrap_or(0);
+        self.fragments.iter().position(|&f| f == (table, id)).unwrap_or(0)
     }
 }
 

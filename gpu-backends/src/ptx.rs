@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use wave_isa::instr::{Instruction, PredRef};
 use wave_isa::ir::{Block, StmtKind};
-use wave_isa::opcodes::{Op, Scope, SpecialReg};
+use wave_isa::opcodes::{Frag, Op, Scope, SpecialReg};
 use wave_isa::Kernel;
 
 /// `.version`, `.target`, `.address_size`: once per file.
@@ -441,8 +441,10 @@ impl Writer<'_> {
         }
     }
 
-    fn frag(&self, id: u8, i: u32, j: u32) -> String {
-        format!("%fr{}", self.plan.fragment_slot(id) as u32 * MMA_DIM * MMA_DIM + i * MMA_DIM + j)
+    /// Element (i, j) of the fragment `inst` names in `table`.
+    fn frag(&self, inst: &Instruction, table: Frag, i: u32, j: u32) -> String {
+        let slot = self.plan.fragment_slot(inst, table) as u32;
+        format!("%fr{}", slot * MMA_DIM * MMA_DIM + i * MMA_DIM + j)
     }
 
     fn mma(&mut self, kind: MmaKind, inst: &Instruction) {
@@ -450,16 +452,16 @@ impl Writer<'_> {
         match kind {
             MmaKind::LoadA | MmaKind::LoadB | MmaKind::StoreC => {
                 // Row i of the tile starts at local address base + i * stride.
-                let (base, stride, frag) = if kind == MmaKind::StoreC {
-                    (r(inst.rd as u32), r(inst.rs1 as u32), inst.rs2)
-                } else {
-                    (r(inst.rs1 as u32), r(inst.rs2 as u32), inst.rd)
+                let (base, stride, table) = match kind {
+                    MmaKind::StoreC => (r(inst.rd as u32), r(inst.rs1 as u32), Frag::C),
+                    MmaKind::LoadA => (r(inst.rs1 as u32), r(inst.rs2 as u32), Frag::A),
+                    _ => (r(inst.rs1 as u32), r(inst.rs2 as u32), Frag::B),
                 };
                 for i in 0..n {
                     self.ins(format!("mad.lo.u32 %t9, {stride}, {i}, {base};"));
                     self.ins("add.u32 %t9, %t9, %lds;");
                     for j in 0..n {
-                        let fr = self.frag(frag, i, j);
+                        let fr = self.frag(inst, table, i, j);
                         if kind == MmaKind::StoreC {
                             self.ins(format!("@%act st.shared.f32 [%t9+{}], {fr};", j * 4));
                         } else {
@@ -472,25 +474,25 @@ impl Writer<'_> {
                 }
             }
             MmaKind::Compute => {
-                // mma_compute c, a, b (rd is the accumulator): c += a * b, products added in
-                // k order, each rounded (no fma).
-                let (fa, fb, fc) = (inst.rs1, inst.rs2, inst.rd);
+                // mma_compute a, b, c: C[c] += A[a] * B[b] (three separate tables), products
+                // added in k order, each rounded (no fma).
+                let (fa, fb, fc) = (Frag::A, Frag::B, Frag::C);
                 for i in 0..n {
                     for j in 0..n {
                         let t = format!("%mt{}", i * n + j);
-                        self.ins(format!("mov.f32 {t}, {};", self.frag(fc, i, j)));
+                        self.ins(format!("mov.f32 {t}, {};", self.frag(inst, fc, i, j)));
                         for k in 0..n {
                             self.ins(format!(
                                 "mul.rn.f32 %mp, {}, {};",
-                                self.frag(fa, i, k),
-                                self.frag(fb, k, j)
+                                self.frag(inst, fa, i, k),
+                                self.frag(inst, fb, k, j)
                             ));
                             self.ins(format!("add.rn.f32 {t}, {t}, %mp;"));
                         }
                     }
                 }
                 for i in 0..n * n {
-                    let fr = self.frag(fc, i / n, i % n);
+                    let fr = self.frag(inst, fc, i / n, i % n);
                     self.ins(format!("@%act mov.f32 {fr}, %mt{i};"));
                 }
             }

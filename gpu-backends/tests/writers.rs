@@ -7,7 +7,7 @@ use wave_gpu_backends::ops::{lowering, Lowering};
 use wave_gpu_backends::plan::uses_f64;
 use wave_gpu_backends::{write, write_module, EmitError, Options, Target};
 use wave_isa::instr::{Instruction, PredRef};
-use wave_isa::opcodes::{Class, Op, OPS};
+use wave_isa::opcodes::{Class, Op, Slot, OPS};
 
 fn opts() -> Options {
     Options::default()
@@ -223,24 +223,55 @@ fn metal_structure_covers_every_class() {
     }
 }
 
-/// `mma_compute c, a, b` accumulates into its first operand (rd), as the interpreter's
-/// `mma_tile`: c += a * b with a = rs1, b = rs2.
+/// `mma_compute a, b, c` does C[c] += A[a] * B[b] (semantics.md §5.8): a = rd, b = rs1,
+/// c = rs2, as the interpreter's `Fragments::compute`.
 #[test]
-fn mma_compute_accumulates_into_rd() {
-    // Fragment ids 1 (rd), 2 (rs1), 3 (rs2) get storage slots 0, 1, 2.
+fn mma_compute_accumulates_into_its_c_operand() {
+    // Fragments (A, 1) (rd), (B, 2) (rs1), (C, 3) (rs2) get storage slots 0, 1, 2.
     let kernel = common::kernel("mma", &[common::sample(Op::MmaCompute)]);
     for target in [Target::Hip, Target::Sycl, Target::Metal] {
         let text = write(&kernel, target, &opts()).unwrap();
         for needle in [
-            "f32 acc = wave_frag[0][i * 4u + j];",
-            "wave_frag[1][i * 4u + k] * wave_frag[2][k * 4u + j]",
-            "wave_frag[0][i] = t[i];",
+            "f32 acc = wave_frag[2][i * 4u + j];",
+            "wave_frag[0][i * 4u + k] * wave_frag[1][k * 4u + j]",
+            "wave_frag[2][i] = t[i];",
         ] {
             assert!(text.contains(needle), "{target}: `{needle}` missing");
         }
     }
     let ptx = write(&kernel, Target::Ptx, &opts()).unwrap();
-    for needle in ["mov.f32 %mt0, %fr0;", "mul.rn.f32 %mp, %fr16, %fr32;", "@%act mov.f32 %fr0, %mt0;"] {
+    for needle in ["mov.f32 %mt0, %fr32;", "mul.rn.f32 %mp, %fr0, %fr16;", "@%act mov.f32 %fr32, %mt0;"] {
+        assert!(ptx.contains(needle), "ptx: `{needle}` missing");
+    }
+}
+
+/// One register number names three fragments, one per table: `mma_load_a r1`, `mma_load_b
+/// r1` and `mma_compute r1, r1, r1` use three storage slots, so A·B is not folded into A.
+#[test]
+fn mma_fragment_tables_are_separate() {
+    let mut compute = Instruction::new(Op::MmaCompute);
+    for slot in [Slot::Rd, Slot::Rs1, Slot::Rs2] {
+        compute.set_slot(slot, 1);
+    }
+    let mut load_a = common::sample(Op::MmaLoadA);
+    let mut load_b = common::sample(Op::MmaLoadB);
+    load_a.rd = 1;
+    load_b.rd = 1;
+    let kernel = common::kernel("mma", &[load_a, load_b, compute]);
+    for target in [Target::Hip, Target::Sycl, Target::Metal] {
+        let text = write(&kernel, target, &opts()).unwrap();
+        for needle in [
+            "f32 wave_frag[3][16] = {}; // MMA fragments A[r1], B[r1], C[r1]",
+            "wave_frag[0][i * 4u + j] = WAVE_F(",
+            "wave_frag[1][i * 4u + j] = WAVE_F(",
+            "f32 acc = wave_frag[2][i * 4u + j];",
+            "wave_frag[0][i * 4u + k] * wave_frag[1][k * 4u + j]",
+        ] {
+            assert!(text.contains(needle), "{target}: `{needle}` missing");
+        }
+    }
+    let ptx = write(&kernel, Target::Ptx, &opts()).unwrap();
+    for needle in [".reg .f32 %fr<48>;", "mov.f32 %mt0, %fr32;", "mul.rn.f32 %mp, %fr0, %fr16;"] {
         assert!(ptx.contains(needle), "ptx: `{needle}` missing");
     }
 }

@@ -94,7 +94,7 @@ pub fn kernel_info(kernel: &Kernel) -> KernelInfo {
                     let span = spec.kind.register_span();
                     let value = inst.slot_value(spec.slot);
                     let names_register = span > 0 && !(spec.optional && value == 0);
-                    if names_register && spec.kind != Kind::Fragment {
+                    if names_register && !matches!(spec.kind, Kind::Fragment(_)) {
                         info.registers_used = info.registers_used.max(value + span);
                     }
                 }

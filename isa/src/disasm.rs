@@ -55,7 +55,7 @@ pub fn format_instruction(inst: &Instruction) -> String {
         out.push_str(if first { " " } else { ", " });
         first = false;
         match spec.kind {
-            Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment => {
+            Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment(_) => {
                 let _ = write!(out, "r{value}");
             }
             Kind::Pred if structural_pred => {

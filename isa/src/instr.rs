@@ -1,6 +1,6 @@
 //! One decoded instruction, and its encoding to and from words. Driven by the opcode table.
 
-use crate::opcodes::{Kind, Op, OperandSpec, Role, Scope, Slot};
+use crate::opcodes::{Frag, Kind, Op, OperandSpec, Role, Scope, Slot};
 use std::fmt;
 
 /// Word0 bit 3: our predicate-enable bit (semantics.md B.1 #1). The reference leaves it 0, so
@@ -236,8 +236,13 @@ impl Instruction {
             Kind::Imm => Operand::Imm(v),
             Kind::Scope => Operand::Scope(Scope::from_bits(v)),
             Kind::Target => Operand::Target(v),
-            Kind::Fragment => Operand::Fragment(v as u8),
+            Kind::Fragment(_) => Operand::Fragment(v as u8),
         }
+    }
+
+    /// The fragment id this MMA instruction names in `table`, if it names one.
+    pub fn fragment(&self, table: Frag) -> Option<u8> {
+        self.op.fragment_slot(table).map(|slot| self.slot_value(slot) as u8)
     }
 
     /// Typed operands in assembly order, paired with their table specs.

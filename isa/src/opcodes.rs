@@ -47,8 +47,31 @@ pub enum Kind {
     Scope,
     /// A call target: byte offset relative to the start of the kernel.
     Target,
-    /// An MMA fragment id: a register *number* used as a key, not a register value.
-    Fragment,
+    /// An MMA fragment id: a register *number* used as a key into one of a lane's three
+    /// fragment tables (semantics.md §5.8), not a register value.
+    Fragment(Frag),
+}
+
+/// The three per-lane MMA fragment tables (semantics.md §5.8): the same register number may
+/// name an A, a B and a C fragment at once, each holding its own tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Frag {
+    /// Left operands (`mma_load_a`).
+    A,
+    /// Right operands (`mma_load_b`).
+    B,
+    /// Accumulators (`mma_compute` adds into them, `mma_store_c` writes them out).
+    C,
+}
+
+impl Frag {
+    /// All three, in table order.
+    pub const ALL: [Frag; 3] = [Frag::A, Frag::B, Frag::C];
+
+    /// Position in [`Frag::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// Whether an operand is read or written.
@@ -118,10 +141,12 @@ const SR_RS1: OperandSpec = spec(Kind::Special, Slot::Rs1, Role::Use);
 const IMM_W1: OperandSpec = spec(Kind::Imm, Slot::Word1, Role::Use);
 const SCOPE_W1: OperandSpec = spec(Kind::Scope, Slot::Scope, Role::Use);
 const TARGET_W1: OperandSpec = spec(Kind::Target, Slot::Word1, Role::Use);
-const FRAG_RD: OperandSpec = spec(Kind::Fragment, Slot::Rd, Role::Def);
-const FRAG_RD_USE: OperandSpec = spec(Kind::Fragment, Slot::Rd, Role::Use);
-const FRAG_RS1: OperandSpec = spec(Kind::Fragment, Slot::Rs1, Role::Use);
-const FRAG_RS2: OperandSpec = spec(Kind::Fragment, Slot::Rs2, Role::Use);
+// MMA fragments, by table (§5.8). The C operand of `mma_compute` is read and written.
+const DA_RD: OperandSpec = spec(Kind::Fragment(Frag::A), Slot::Rd, Role::Def);
+const DB_RD: OperandSpec = spec(Kind::Fragment(Frag::B), Slot::Rd, Role::Def);
+const UA_RD: OperandSpec = spec(Kind::Fragment(Frag::A), Slot::Rd, Role::Use);
+const UB_RS1: OperandSpec = spec(Kind::Fragment(Frag::B), Slot::Rs1, Role::Use);
+const UC_RS2: OperandSpec = spec(Kind::Fragment(Frag::C), Slot::Rs2, Role::Use);
 
 const R2: &[OperandSpec] = &[D_RD, U_RS1];
 const R3: &[OperandSpec] = &[D_RD, U_RS1, U_RS2];
@@ -332,10 +357,11 @@ op_table! {
     FenceAcqRel = "fence_acq_rel", 0x3F, 13, 8, Sync, &[SCOPE_W1];
     Wait = "wait", 0x3F, 14, 4, Sync, NONE;
     Nop = "nop", 0x3F, 15, 4, Sync, NONE;
-    MmaLoadA = "mma_load_a", 0x40, 0, 8, Mma, &[FRAG_RD, U_RS1, U_RS2];
-    MmaLoadB = "mma_load_b", 0x40, 1, 8, Mma, &[FRAG_RD, U_RS1, U_RS2];
-    MmaStoreC = "mma_store_c", 0x40, 2, 8, Mma, &[U_RD, U_RS1, FRAG_RS2];
-    MmaCompute = "mma_compute", 0x40, 3, 8, Mma, &[FRAG_RD_USE, FRAG_RS1, FRAG_RS2];
+    MmaLoadA = "mma_load_a", 0x40, 0, 8, Mma, &[DA_RD, U_RS1, U_RS2];
+    MmaLoadB = "mma_load_b", 0x40, 1, 8, Mma, &[DB_RD, U_RS1, U_RS2];
+    MmaStoreC = "mma_store_c", 0x40, 2, 8, Mma, &[U_RD, U_RS1, UC_RS2];
+    // `mma_compute a, b, c`: C[c] += A[a] · B[b] (wave-format.md §3, semantics.md §5.8).
+    MmaCompute = "mma_compute", 0x40, 3, 8, Mma, &[UA_RD, UB_RS1, UC_RS2];
     Mov = "mov", 0x41, 0, 4, Move, R2;
     MovImm = "mov_imm", 0x41, 1, 8, Move, &[D_RD, IMM_W1];
     MovSr = "mov_sr", 0x41, 2, 4, Move, &[D_RD, SR_RS1];
@@ -387,6 +413,10 @@ impl Op {
     /// Atomics whose returning register may be omitted (rd = r0 means "no return").
     pub fn is_atomic(self) -> bool {
         matches!(self.class(), Class::LocalAtomic | Class::DeviceAtomic)
+    }
+    /// Where this op keeps its operand naming a fragment of `table` (MMA ops only).
+    pub fn fragment_slot(self, table: Frag) -> Option<Slot> {
+        self.operands().iter().find(|s| s.kind == Kind::Fragment(table)).map(|s| s.slot)
     }
     /// Structured control-flow markers that the IR turns into tree nodes.
     pub fn is_structural(self) -> bool {

@@ -180,7 +180,7 @@ fn generated_source() -> String {
                 }
                 let reg = (i * 7 + k * 5 + 1) % 28;
                 operands.push(match spec.kind {
-                    Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment => format!("r{reg}"),
+                    Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment(_) => format!("r{reg}"),
                     Kind::Pred => format!("p{}", 1 + (i + k) % 3),
                     Kind::Special => SPECIAL_REGISTERS[i % 16].to_string(),
                     Kind::Imm => format!("0x{:x}", i * 0x1111),

@@ -47,7 +47,7 @@ fn assemblable_instruction() -> impl Strategy<Value = Instruction> {
             let structural = matches!(info.op, Op::If | Op::Break | Op::Continue);
             for (spec, value) in info.operands.iter().zip(values) {
                 let v = match spec.kind {
-                    Kind::Reg | Kind::Fragment => value % 256,
+                    Kind::Reg | Kind::Fragment(_) => value % 256,
                     Kind::Pair => value % 255,
                     Kind::Quad => value % 253,
                     Kind::Pred if structural => (value % 4) | (value & STRUCT_PRED_NEGATE as u32),

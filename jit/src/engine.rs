@@ -504,6 +504,7 @@ impl JitEngine {
                     crate::helpers::FaultKind::CallDepth => {
                         RunErrorKind::CallDepth { limit: wave_isa::ir::MAX_CALL_DEPTH }
                     }
+                    crate::helpers::FaultKind::Unsupported(what) => RunErrorKind::Unsupported(what),
                     crate::helpers::FaultKind::Internal(what) => {
                         RunErrorKind::Unsupported(format!("JIT internal: {what}"))
                     }

@@ -10,12 +10,12 @@
 use crate::ctx::{status, WaveCtx, MAX_LANES};
 use crate::translate::{ADDR_SLOT, OUT_SLOT};
 use corosensei::Yielder;
-use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use wave_isa::opcodes::{Class, OPS};
-use wave_isa::Op;
-use wave_runtime::semantics::{self, Tile, MMA_DIM};
+use std::sync::atomic::{AtomicBool, Ordering};
+use wave_isa::opcodes::{Class, Slot, OPS};
+use wave_isa::{Frag, Op};
+use wave_runtime::device_atomic;
+use wave_runtime::semantics::{self, Fragments};
 
 /// The helper signature (see the module doc).
 pub type HelperFn = extern "C" fn(*mut WaveCtx, u32, u64, u32) -> u32;
@@ -30,9 +30,17 @@ pub enum MemSpace {
 /// What stopped a wave, recorded by a helper.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
-    OutOfBounds { space: MemSpace, address: u64, bytes: u32, size: u64 },
+    OutOfBounds {
+        space: MemSpace,
+        address: u64,
+        bytes: u32,
+        size: u64,
+    },
     InstructionLimit,
     CallDepth,
+    /// What this host cannot do (an unaligned device atomic across an 8-byte boundary, off
+    /// x86_64).
+    Unsupported(String),
     Internal(String),
 }
 
@@ -51,8 +59,8 @@ pub struct WaveHost {
     pub yielder: *const Yielder<(), ()>,
     /// Set when another wave failed: barriers then return `ABORTED`.
     pub abort: *const AtomicBool,
-    /// MMA fragments: fragment id → one tile per lane.
-    pub mma: HashMap<u8, Vec<Tile>>,
+    /// MMA fragments: tables A, B and C by register number, one tile per lane.
+    pub mma: Fragments,
     /// Barriers this wave waited at (the workgroup's releases are the most any wave waited).
     pub barriers: u64,
 }
@@ -64,7 +72,7 @@ impl WaveHost {
             fault: None,
             yielder: std::ptr::null(),
             abort: std::ptr::null(),
-            mma: HashMap::new(),
+            mma: Fragments::new(width as usize),
             barriers: 0,
         }
     }
@@ -166,14 +174,14 @@ fn record_oob(
     pc: u32,
     lane: usize,
     space: MemSpace,
-    addr: u32,
+    addr: impl Into<u64>,
     bytes: u32,
     size: u64,
 ) -> u32 {
     host.fault = Some(Fault {
         pc,
         lane: Some(lane as u32),
-        kind: FaultKind::OutOfBounds { space, address: addr as u64, bytes, size },
+        kind: FaultKind::OutOfBounds { space, address: addr.into(), bytes, size },
     });
     status::ERROR
 }
@@ -254,9 +262,25 @@ pub extern "C" fn memory(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 
             }
             let p = lane_ptr(ctx, local, addr);
             if op.is_atomic() {
-                let value = ctx.scratch[1][l];
-                let desired = ctx.scratch[2][l];
-                let old = atomic_rmw(p, local, op, value, desired);
+                let (value, desired) = (ctx.scratch[1][l], ctx.scratch[2][l]);
+                let old = if local {
+                    local_atomic(p, op, value, desired)
+                } else {
+                    match device_atomic::method(addr as u64) {
+                        // SAFETY: `p` is the device window at `addr`, with 16 bytes behind it
+                        // (see `lane_ptr`); the window is page aligned and a multiple of 8
+                        // bytes long, so the aligned word around `p` is inside it too. Other
+                        // workers' atomics go through here too; a kernel whose plain loads or
+                        // stores race with atomics on the same bytes is racy itself (WAVE
+                        // leaves that undefined), and those accesses are not made atomic.
+                        Ok(method) => unsafe { device_atomic::rmw(p, method, op, value, desired) },
+                        Err(e) => {
+                            let kind = FaultKind::Unsupported(e.to_string());
+                            host.fault = Some(Fault { pc, lane: Some(l as u32), kind });
+                            return status::ERROR;
+                        }
+                    }
+                };
                 ctx.scratch[OUT_SLOT][l] = old;
             } else {
                 let mut buf = [0u8; 16];
@@ -272,27 +296,14 @@ pub extern "C" fn memory(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 
     })
 }
 
-/// One lane's atomic. Device memory is shared with workgroups on other threads: aligned
-/// words use a CAS loop; local memory is private to the worker (fibers switch only at
-/// barriers), so a plain read-modify-write is atomic there.
-fn atomic_rmw(p: *mut u8, local: bool, op: Op, value: u32, desired: u32) -> u32 {
-    let apply = |old: u32| semantics::atomic(op, old, value, desired).unwrap_or(old);
-    if !local && (p as usize).is_multiple_of(4) {
-        // SAFETY: `p` is 4-aligned and inside the device window (see `lane_ptr`); all
-        // concurrent accesses of the JIT to it are atomic or plain stores of whole values.
-        let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
-        let mut old = a.load(Ordering::Relaxed);
-        loop {
-            match a.compare_exchange_weak(old, apply(old), Ordering::SeqCst, Ordering::Relaxed) {
-                Ok(_) => return old,
-                Err(now) => old = now,
-            }
-        }
-    }
-    // SAFETY: `p` has at least 4 bytes behind it (see `lane_ptr`); unaligned access.
+/// One lane's local atomic: local memory is private to the worker (fibers switch only at
+/// barriers), so a plain read-modify-write is indivisible there.
+fn local_atomic(p: *mut u8, op: Op, value: u32, desired: u32) -> u32 {
+    // SAFETY: `p` has at least 4 bytes behind it in the worker's local buffer (see
+    // `lane_ptr`), which no other thread touches; unaligned access.
     unsafe {
         let old = std::ptr::read_unaligned(p as *const u32);
-        std::ptr::write_unaligned(p as *mut u32, apply(old));
+        std::ptr::write_unaligned(p as *mut u32, semantics::atomic(op, old, value, desired).unwrap_or(old));
         old
     }
 }
@@ -366,53 +377,56 @@ pub extern "C" fn wave(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
     })
 }
 
-/// MMA on 4×4 f32 tiles kept per lane, keyed by fragment id (§5.8); tiles live in local
-/// memory.
+/// MMA on 4×4 f32 tiles kept per lane in the wave's three fragment tables (§5.8); tiles are
+/// loaded from and stored to local memory.
 pub extern "C" fn mma(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
     guarded(ctx, pc, |ctx, host| {
-        let (rd, rs1, rs2) = ((op >> 8) as u8, (op >> 16) as u8, (op >> 24) as u8);
+        let fields = [(op >> 8) as u8, (op >> 16) as u8, (op >> 24) as u8];
         let op = decode_op(op);
-        let w = host.width as usize;
+        // The fragment id `op` names in `table`, from the opcode table's slot for it.
+        let id = |table| match op.fragment_slot(table) {
+            Some(Slot::Rd) => fields[0],
+            Some(Slot::Rs1) => fields[1],
+            Some(Slot::Rs2) => fields[2],
+            _ => 0,
+        };
         let checked = ctx.checked != 0;
-        let dim = MMA_DIM as u32;
-        match op {
-            Op::MmaLoadA | Op::MmaLoadB | Op::MmaStoreC => {
-                // load: frag=rd, addr=rs1, stride=rs2 → scratch 0,1; store: addr=rd, stride=rs1.
-                let frag = if op == Op::MmaStoreC { rs2 } else { rd };
-                let tiles = host.mma.entry(frag).or_insert_with(|| vec![[0; MMA_DIM * MMA_DIM]; w]);
-                for l in lanes_of(exec, host.width) {
-                    let (base, stride) = (ctx.scratch[0][l], ctx.scratch[1][l]);
-                    for i in 0..dim {
-                        for j in 0..dim {
-                            let addr = base.wrapping_add(i.wrapping_mul(stride)).wrapping_add(4 * j);
-                            if checked && out_of_bounds(addr, 4, ctx.local_size) {
-                                let size = ctx.local_size;
-                                return record_oob(host, pc, l, MemSpace::Local, addr, 4, size);
-                            }
-                            let p = lane_ptr(ctx, true, addr) as *mut u32;
-                            let e = &mut tiles[l][(i * dim + j) as usize];
-                            // SAFETY: `p` has 4 bytes behind it in the local buffer.
-                            unsafe {
-                                if op == Op::MmaStoreC {
-                                    std::ptr::write_unaligned(p, *e);
-                                } else {
-                                    *e = std::ptr::read_unaligned(p);
-                                }
-                            }
-                        }
+        let table = match op {
+            Op::MmaLoadA => Frag::A,
+            Op::MmaLoadB => Frag::B,
+            Op::MmaStoreC => Frag::C,
+            Op::MmaCompute => {
+                host.mma.compute(id(Frag::A), id(Frag::B), id(Frag::C), lanes_of(exec, host.width));
+                return status::DONE;
+            }
+            _ => return unsupported(host, pc, op),
+        };
+        let frag = id(table);
+        // Base and row stride: rs1, rs2 for loads, rd, rs1 for the store (scratch 0 and 1).
+        for l in lanes_of(exec, host.width) {
+            let (base, stride) = (ctx.scratch[0][l], ctx.scratch[1][l]);
+            let mut tile = host.mma.tile(table, frag, l);
+            for (i, e) in tile.iter_mut().enumerate() {
+                let addr = semantics::mma_element_address(base, stride, i);
+                let size = ctx.local_size;
+                if checked && addr + 4 > size {
+                    return record_oob(host, pc, l, MemSpace::Local, addr, 4, size);
+                }
+                // Unchecked: the masked offset stays inside the local buffer (`lane_ptr`).
+                let p = lane_ptr(ctx, true, addr as u32) as *mut u32;
+                // SAFETY: `p` has 4 bytes behind it in the local buffer (see `lane_ptr`),
+                // which only this worker's waves use; unaligned access.
+                unsafe {
+                    if op == Op::MmaStoreC {
+                        std::ptr::write_unaligned(p, *e);
+                    } else {
+                        *e = std::ptr::read_unaligned(p);
                     }
                 }
             }
-            Op::MmaCompute => {
-                let zero = vec![[0; MMA_DIM * MMA_DIM]; w];
-                let a = host.mma.get(&rs1).cloned().unwrap_or_else(|| zero.clone());
-                let b = host.mma.get(&rs2).cloned().unwrap_or_else(|| zero.clone());
-                let c = host.mma.entry(rd).or_insert(zero);
-                for l in lanes_of(exec, host.width) {
-                    semantics::mma_tile(&a[l], &b[l], &mut c[l]);
-                }
+            if op != Op::MmaStoreC {
+                *host.mma.tile_mut(table, frag, l) = tile;
             }
-            _ => return unsupported(host, pc, op),
         }
         status::DONE
     })

@@ -400,7 +400,8 @@ fn threads_and_unchecked_give_the_same_memory() {
 fn mma_matches() {
     let mut k = prologue();
     k.extend([
-        // every lane: A at local 0, B at local 64, stride 16; C accumulates; store to 128 + lane*64
+        // every lane: A at local 0, B at local 64, stride 16; C accumulates (twice); store to
+        // 256 + lane*64
         mov_imm(10, 0),
         mov_imm(11, 16),
         mov_imm(12, 64),
@@ -410,8 +411,8 @@ fn mma_matches() {
         ins(Op::LocalStoreU32, &[14, 15]),
         ins(Op::MmaLoadA, &[1, 10, 11]),
         ins(Op::MmaLoadB, &[2, 12, 11]),
-        ins(Op::MmaCompute, &[3, 1, 2]),
-        ins(Op::MmaCompute, &[3, 1, 2]),
+        ins(Op::MmaCompute, &[1, 2, 3]),
+        ins(Op::MmaCompute, &[1, 2, 3]),
         mov_imm(16, 64),
         ins(Op::Imul, &[17, 1, 16]),
         mov_imm(18, 256),

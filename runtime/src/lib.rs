@@ -7,6 +7,7 @@
 
 pub mod caps;
 pub mod device;
+pub mod device_atomic;
 pub mod dispatch;
 pub mod engine;
 pub mod error;

@@ -7,7 +7,7 @@
 //! values travel as `u64` (low word in rN, high word in rN+1).
 
 use half::f16;
-use wave_isa::Op;
+use wave_isa::{Frag, Op};
 
 // ---------------------------------------------------------------------------------------------
 // Integer (§5.2)
@@ -735,7 +735,7 @@ pub fn alu64(op: Op, a: u64, b: u64, c: u64) -> Option<u64> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// MMA (§5.8): fixed 4×4×4 f32 tiles, row-major, per lane
+// MMA (§5.8): fixed 4×4×4 f32 tiles, row-major, per lane, in three fragment tables
 // ---------------------------------------------------------------------------------------------
 
 /// Tile edge of the MMA unit (M = N = K = 4).
@@ -756,6 +756,71 @@ pub fn mma_tile(a: &Tile, b: &Tile, c: &mut Tile) {
                 acc += prod;
             }
             c[i * MMA_DIM + j] = acc.to_bits();
+        }
+    }
+}
+
+/// Local-memory address of element `index` (row-major) of a tile at `base` with a row stride
+/// of `stride` bytes: `base + row·stride + 4·column`, without wrapping (an address past
+/// 2^32 is out of bounds like any other, §5.6).
+#[inline]
+pub fn mma_element_address(base: u32, stride: u32, index: usize) -> u64 {
+    base as u64 + (index / MMA_DIM) as u64 * stride as u64 + (index % MMA_DIM) as u64 * 4
+}
+
+/// Fragment ids are register numbers (u8).
+const FRAGMENT_IDS: usize = 256;
+
+/// One wave's MMA fragments (§5.8): three separate tables, A, B and C, each keyed by a
+/// register number, holding one tile per lane. The same number may name an A, a B and a C
+/// fragment at once; a fragment never written reads as zeros, whichever the table.
+#[derive(Clone, Debug)]
+pub struct Fragments {
+    width: usize,
+    /// `tables[table][id]`: fragment `id`'s tiles, one per lane, once written.
+    tables: [Vec<Option<Box<[Tile]>>>; 3],
+}
+
+impl Fragments {
+    /// No fragments yet, for a wave of `width` lanes.
+    pub fn new(width: usize) -> Fragments {
+        Fragments { width, tables: [Vec::new(), Vec::new(), Vec::new()] }
+    }
+
+    /// Every fragment back to zeros (the start of a workgroup); storage is kept.
+    pub fn clear(&mut self) {
+        for tile in self.tables.iter_mut().flatten().flatten() {
+            tile.fill([0; MMA_DIM * MMA_DIM]);
+        }
+    }
+
+    /// Lane `lane`'s tile of fragment `id` in `table` (zeros if never written).
+    #[inline]
+    pub fn tile(&self, table: Frag, id: u8, lane: usize) -> Tile {
+        match self.tables[table.index()].get(id as usize) {
+            Some(Some(tiles)) => tiles[lane],
+            _ => [0; MMA_DIM * MMA_DIM],
+        }
+    }
+
+    /// Lane `lane`'s tile of fragment `id` in `table`, to write.
+    pub fn tile_mut(&mut self, table: Frag, id: u8, lane: usize) -> &mut Tile {
+        let width = self.width;
+        let ids = &mut self.tables[table.index()];
+        if ids.is_empty() {
+            ids.resize_with(FRAGMENT_IDS, || None);
+        }
+        let tiles =
+            ids[id as usize].get_or_insert_with(|| vec![[0; MMA_DIM * MMA_DIM]; width].into_boxed_slice());
+        &mut tiles[lane]
+    }
+
+    /// `mma_compute a, b, c` on `lanes`: `C[c] += A[a] · B[b]` ([`mma_tile`]). The three ids
+    /// index three different tables, so equal numbers never alias.
+    pub fn compute(&mut self, a: u8, b: u8, c: u8, lanes: impl IntoIterator<Item = usize>) {
+        for lane in lanes {
+            let (ta, tb) = (self.tile(Frag::A, a, lane), self.tile(Frag::B, b, lane));
+            mma_tile(&ta, &tb, self.tile_mut(Frag::C, c, lane));
         }
     }
 }

@@ -529,7 +529,7 @@ fn mma_tile_product() {
     mma_load_a r20, r12, r13
     mov_imm r14, 64
     mma_load_b r21, r14, r13
-    mma_compute r22, r20, r21
+    mma_compute r20, r21, r22
     mov_imm r15, 128
     mma_store_c r15, r13, r22
     mov_imm r16, 0

@@ -29,7 +29,7 @@ pub fn sample(op: Op) -> Instruction {
             Kind::Scope => 2,
             Kind::Imm => 0x3F80_0000,
             Kind::Target => 0,
-            Kind::Fragment => 1 + i as u32,
+            Kind::Fragment(_) => 1 + i as u32,
             Kind::Special => 4,
         };
         inst.set_slot(spec.slot, v);

@@ -250,7 +250,7 @@ kernel void every_op(device u8* device_mem [[buffer(0)]], constant u32* init_reg
   u32 r12 = init_regs[12];
   u32 r16 = init_regs[16];
   u32 r20 = init_regs[20];
-  f32 wave_frag[3][16] = {}; // MMA fragments [1, 2, 3], missing ones read as zeros
+  f32 wave_frag[4][16] = {}; // MMA fragments A[r1], B[r1], B[r2], C[r3], missing ones read as zeros
   bool p0 = false, p1 = false, p2 = false, p3 = false;
   bool live = true, exec = true;
   (void)p0; (void)p1; (void)p2; (void)p3; (void)live; (void)exec;
@@ -433,20 +433,20 @@ kernel void every_op(device u8* device_mem [[buffer(0)]], constant u32* init_reg
   }
   if (exec) { // mma_load_b (0x3a0)
     for (u32 i = 0u; i < 4u; ++i) for (u32 j = 0u; j < 4u; ++j)
-      wave_frag[0][i * 4u + j] = WAVE_F(WAVE_LDS(u32, r8 + i * r12 + j * 4u));
+      wave_frag[1][i * 4u + j] = WAVE_F(WAVE_LDS(u32, r8 + i * r12 + j * 4u));
   }
   if ((exec && p1)) { // mma_store_c (0x3a8)
     for (u32 i = 0u; i < 4u; ++i) for (u32 j = 0u; j < 4u; ++j)
-      WAVE_LDS(u32, r4 + i * r8 + j * 4u) = WAVE_U(wave_frag[2][i * 4u + j]);
+      WAVE_LDS(u32, r4 + i * r8 + j * 4u) = WAVE_U(wave_frag[3][i * 4u + j]);
   }
   if (exec) { // mma_compute (0x3b0): c += a * b, products added in k order, unfused
     f32 t[16];
     for (u32 i = 0u; i < 4u; ++i) for (u32 j = 0u; j < 4u; ++j) {
-      f32 acc = wave_frag[0][i * 4u + j];
-      for (u32 k = 0u; k < 4u; ++k) { const f32 p = wave_frag[1][i * 4u + k] * wave_frag[2][k * 4u + j]; acc = acc + p; }
+      f32 acc = wave_frag[3][i * 4u + j];
+      for (u32 k = 0u; k < 4u; ++k) { const f32 p = wave_frag[0][i * 4u + k] * wave_frag[2][k * 4u + j]; acc = acc + p; }
       t[i * 4u + j] = acc;
     }
-    for (u32 i = 0u; i < 16u; ++i) wave_frag[0][i] = t[i];
+    for (u32 i = 0u; i < 16u; ++i) wave_frag[3][i] = t[i];
   }
   if ((exec && p1)) r4 = r8; // mov (0x3b8)
   if (exec) r4 = 0x3F800000u; // mov_imm (0x3bc)

@@ -551,12 +551,12 @@ impl Walker<'_> {
         let uses: Vec<Value> = inst
             .operands()
             .zip(&operands)
-            .filter(|((spec, _), _)| spec.role == Role::Use && spec.kind != Kind::Fragment)
+            .filter(|((spec, _), _)| spec.role == Role::Use && !matches!(spec.kind, Kind::Fragment(_)))
             .map(|(_, v)| *v)
             .collect();
         let aligns: Vec<u8> = inst
             .operands()
-            .filter(|(spec, _)| spec.role == Role::Use && spec.kind != Kind::Fragment)
+            .filter(|(spec, _)| spec.role == Role::Use && !matches!(spec.kind, Kind::Fragment(_)))
             .map(|(spec, _)| {
                 let v = inst.slot_value(spec.slot);
                 match spec.kind {
@@ -670,7 +670,7 @@ impl Walker<'_> {
         let guard = inst.guard.map(|g| state.pred(g.index as u32));
         let mut defined = None;
         for ((spec, _), value) in inst.operands().zip(operands.iter_mut()) {
-            if spec.role != Role::Def || spec.kind == Kind::Fragment {
+            if spec.role != Role::Def || matches!(spec.kind, Kind::Fragment(_)) {
                 continue;
             }
             let v = inst.slot_value(spec.slot);

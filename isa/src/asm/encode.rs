@@ -4,7 +4,7 @@
 use super::diagnostics::closest;
 use super::parser::{is_cache_hint, InstrAst, LineError, OperandAst, OperandValue, Span};
 use crate::instr::{Instruction, PredRef, STRUCT_PRED_NEGATE};
-use crate::opcodes::{Kind, Op, OperandSpec, Scope, OPS};
+use crate::opcodes::{Frag, Kind, Op, OperandSpec, Scope, OPS};
 
 /// A register operand, kept so the kernel can check it against `.registers`.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,7 +48,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Imm => "immediate",
         Kind::Scope => "scope",
         Kind::Target => "label",
-        Kind::Fragment => "fragment",
+        Kind::Fragment(_) => "fragment",
     }
 }
 
@@ -63,7 +63,9 @@ pub fn usage(op: Op) -> String {
             Kind::Imm => "imm32",
             Kind::Scope => ".scope",
             Kind::Target => "label",
-            Kind::Fragment => "rF",
+            Kind::Fragment(Frag::A) => "rA",
+            Kind::Fragment(Frag::B) => "rB",
+            Kind::Fragment(Frag::C) => "rC",
         };
         out.push_str(if i == 0 { " " } else { ", " });
         if spec.optional {
@@ -232,7 +234,7 @@ fn found(o: &OperandAst) -> String {
 fn operand_value(op: Op, spec: &OperandSpec, o: &OperandAst) -> Result<u32, LineError> {
     let mismatch = || {
         let what = match spec.kind {
-            Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment => "expected register",
+            Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment(_) => "expected register",
             Kind::Pred => "expected predicate register",
             Kind::Special => "expected special register",
             Kind::Imm => "expected immediate",
@@ -251,7 +253,7 @@ fn operand_value(op: Op, spec: &OperandSpec, o: &OperandAst) -> Result<u32, Line
             (_, Kind::Scope) => {
                 Some("the scope is .wave, .workgroup, .device or .system, written last".into())
             }
-            (OperandValue::Label(l), Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment) => {
+            (OperandValue::Label(l), Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment(_)) => {
                 Some(format!("`{l}` is not a register; registers are written r0 to r255"))
             }
             _ => None,
@@ -263,7 +265,7 @@ fn operand_value(op: Op, spec: &OperandSpec, o: &OperandAst) -> Result<u32, Line
         Err(e)
     };
     match (&o.value, spec.kind) {
-        (OperandValue::Reg(r), Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment) => Ok(*r),
+        (OperandValue::Reg(r), Kind::Reg | Kind::Pair | Kind::Quad | Kind::Fragment(_)) => Ok(*r),
         (OperandValue::Pred { index, negated }, Kind::Pred) => {
             if *negated && !op.is_structural() {
                 return Err(LineError::new(

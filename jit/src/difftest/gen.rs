@@ -408,7 +408,7 @@ impl Gen<'_> {
                 (Kind::Scope, _) => {
                     self.rng.pick(&[Scope::Wave, Scope::Workgroup, Scope::Device, Scope::System]) as u32
                 }
-                (Kind::Target, _) | (Kind::Fragment, _) => 0,
+                (Kind::Target, _) | (Kind::Fragment(_), _) => 0,
             };
             inst.set_slot(spec.slot, value);
         }

@@ -3,20 +3,19 @@
 
 use super::lower::{MicroOp, Program};
 use crate::caps;
+use crate::device_atomic;
 use crate::dispatch::Launch;
 use crate::error::{RunError, RunErrorKind, Space};
-use crate::semantics::{self as s, Tile};
+use crate::semantics::{self as s, Fragments};
 use crate::stats::Stats;
 use std::io::Write;
 use wave_isa::analysis::cost::CostClass;
 use wave_isa::instr::PredRef;
-use wave_isa::{Instruction, Op, SpecialReg};
+use wave_isa::{Frag, Instruction, Op, SpecialReg};
 
 /// Register rows per wave: r0..r255 plus room for a pair or quad starting at r255, so that
 /// no register index (u8) can fall outside the file.
 const REG_ROWS: usize = 260;
-/// Fragment ids are register numbers.
-const FRAGMENTS: usize = 256;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -63,8 +62,8 @@ pub(crate) struct Wave {
     calls: Vec<(usize, u64, u64)>,
     preds: [u64; 4],
     regs: Vec<u32>,
-    /// MMA fragments by id, one tile per lane; absent ones read as zeros.
-    frags: Vec<Option<Box<[Tile]>>>,
+    /// MMA fragments: tables A, B and C by register number, one tile per lane.
+    frags: Fragments,
 }
 
 impl Wave {
@@ -86,7 +85,7 @@ impl Wave {
             calls: Vec::new(),
             preds: [0; 4],
             regs: vec![0; REG_ROWS * w],
-            frags: Vec::new(),
+            frags: Fragments::new(w),
         };
         wave.reset(launch);
         wave
@@ -631,16 +630,8 @@ impl Wave {
             MmaLoadA | MmaLoadB => self.mma_load(inst, mask, ctx, at)?,
             MmaStoreC => self.mma_store(inst, mask, ctx, at)?,
             MmaCompute => {
-                let zero = [0u32; 16];
-                let mut tiles = vec![zero; self.w];
-                for (lane, t) in tiles.iter_mut().enumerate() {
-                    *t = self.fragment(rd, lane);
-                }
-                for lane in Self::lanes(mask) {
-                    let (fa, fb) = (self.fragment(a, lane), self.fragment(b, lane));
-                    s::mma_tile(&fa, &fb, &mut tiles[lane]);
-                }
-                self.frags_mut(rd).copy_from_slice(&tiles);
+                let id = |table| inst.fragment(table).unwrap_or(0);
+                self.frags.compute(id(Frag::A), id(Frag::B), id(Frag::C), Self::lanes(mask));
             }
             If | Else | Endif | Loop | Break | Continue | Endloop | Call | Return | Halt | Barrier
             | FenceAcquire | FenceRelease | FenceAcqRel | Wait | Nop => {
@@ -808,6 +799,18 @@ impl Wave {
             let Some(cell) = mem.get_mut(address as usize..address as usize + 4) else {
                 return Err(self.oob(ctx, at, lane, space, address, 4));
             };
+            // One thread runs the whole dispatch, so this plain read-modify-write is
+            // indivisible; refuse what the JIT cannot make atomic on this host.
+            if space == Space::Device {
+                if let Err(e) = device_atomic::method(address) {
+                    return Err(self.error(
+                        ctx,
+                        at,
+                        Some(lane as u32),
+                        RunErrorKind::Unsupported(e.to_string()),
+                    ));
+                }
+            }
             let old = u32::from_le_bytes([cell[0], cell[1], cell[2], cell[3]]);
             let new = s::atomic(inst.op, old, value, desired).unwrap_or(old);
             cell.copy_from_slice(&new.to_le_bytes());
@@ -839,22 +842,8 @@ impl Wave {
         self.write_row(rd, &out, mask);
     }
 
-    fn fragment(&self, id: usize, lane: usize) -> Tile {
-        match self.frags.get(id) {
-            Some(Some(tiles)) => tiles[lane],
-            _ => [0; 16],
-        }
-    }
-
-    fn frags_mut(&mut self, id: usize) -> &mut [Tile] {
-        if self.frags.len() < FRAGMENTS {
-            self.frags.resize_with(FRAGMENTS, || None);
-        }
-        let w = self.w;
-        self.frags[id % FRAGMENTS].get_or_insert_with(|| vec![[0u32; 16]; w].into_boxed_slice())
-    }
-
-    /// Read a 4×4 f32 tile per lane from local memory (row stride in bytes) into a fragment.
+    /// Read a 4×4 f32 tile per lane from local memory (address rs1, row stride rs2 in bytes)
+    /// into fragment rd of table A or B.
     fn mma_load(
         &mut self,
         inst: &Instruction,
@@ -862,24 +851,25 @@ impl Wave {
         ctx: &mut WorkgroupCtx,
         at: usize,
     ) -> Result<(), RunError> {
+        let table = if inst.op == Op::MmaLoadA { Frag::A } else { Frag::B };
+        let id = inst.fragment(table).unwrap_or(0);
         let (a, b, w) = (inst.rs1 as usize, inst.rs2 as usize, self.w);
-        let mut tiles: Vec<Tile> = (0..w).map(|lane| self.fragment(inst.rd as usize, lane)).collect();
         for lane in Self::lanes(mask) {
-            let base = self.regs[a * w + lane] as u64;
-            let stride = self.regs[b * w + lane] as u64;
-            for (i, v) in tiles[lane].iter_mut().enumerate() {
-                let address = base + (i / 4) as u64 * stride + (i % 4) as u64 * 4;
+            let (base, stride) = (self.regs[a * w + lane], self.regs[b * w + lane]);
+            let mut tile = [0u32; s::MMA_DIM * s::MMA_DIM];
+            for (i, v) in tile.iter_mut().enumerate() {
+                let address = s::mma_element_address(base, stride, i);
                 let Some(src) = ctx.local.get(address as usize..address as usize + 4) else {
                     return Err(self.oob(ctx, at, lane, Space::Local, address, 4));
                 };
                 *v = u32::from_le_bytes([src[0], src[1], src[2], src[3]]);
             }
+            *self.frags.tile_mut(table, id, lane) = tile;
         }
-        self.frags_mut(inst.rd as usize).copy_from_slice(&tiles);
         Ok(())
     }
 
-    /// Write a fragment's tile per lane to local memory (address rd, stride rs1).
+    /// Write C fragment rs2's tile per lane to local memory (address rd, row stride rs1).
     fn mma_store(
         &mut self,
         inst: &Instruction,
@@ -888,12 +878,12 @@ impl Wave {
         at: usize,
     ) -> Result<(), RunError> {
         let (addr_reg, stride_reg, w) = (inst.rd as usize, inst.rs1 as usize, self.w);
+        let id = inst.fragment(Frag::C).unwrap_or(0);
         for lane in Self::lanes(mask) {
-            let base = self.regs[addr_reg * w + lane] as u64;
-            let stride = self.regs[stride_reg * w + lane] as u64;
-            let tile = self.fragment(inst.rs2 as usize, lane);
+            let (base, stride) = (self.regs[addr_reg * w + lane], self.regs[stride_reg * w + lane]);
+            let tile = self.frags.tile(Frag::C, id, lane);
             for (i, v) in tile.iter().enumerate() {
-                let address = base + (i / 4) as u64 * stride + (i % 4) as u64 * 4;
+                let address = s::mma_element_address(base, stride, i);
                 let Some(dst) = ctx.local.get_mut(address as usize..address as usize + 4) else {
                     return Err(self.oob(ctx, at, lane, Space::Local, address, 4));
                 };
