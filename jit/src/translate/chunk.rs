@@ -77,7 +77,7 @@ impl Translator<'_, '_> {
             if let Some(plan) = &shadows {
                 self.enter_shadows(plan, bail);
             }
-            let trips = self.b.declare_var(I64);
+            let trips = self.scoped_var(I64);
             self.b.def_var(trips, zero);
             self.chunk_trips = affordable.map(|a| (trips, a));
             result = self.loop_wave(offset, body, func);
@@ -90,6 +90,7 @@ impl Translator<'_, '_> {
             self.test_deferred_nans(bail);
             let t = self.b.use_var(trips);
             longest = self.b.ins().umax(longest, t);
+            self.release_vars(I64, &[trips]);
         }
         self.chunk_trips = None;
         self.nan_deferred.clear();

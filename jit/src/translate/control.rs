@@ -12,7 +12,7 @@ use crate::ctx::status;
 use crate::error::JitError;
 use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, SourceLoc};
 use cranelift_frontend::Variable;
 use wave_isa::analysis::Uniformity;
@@ -373,6 +373,8 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(exit);
         let broke = self.get(&brk);
         self.set(&exec_vars, &broke);
+        self.release_vars(I32X4, &brk);
+        self.release_vars(I32X4, &cont);
         Ok(())
     }
 
@@ -431,6 +433,7 @@ impl Translator<'_, '_> {
         let r = self.get(&ret);
         let joined = self.or(&exec, &r);
         self.set(&exec_vars, &joined);
+        self.release_vars(I32X4, &ret);
         Ok(())
     }
 }

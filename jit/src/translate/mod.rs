@@ -31,6 +31,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use env::WaveEnv;
+use std::collections::HashMap;
 use wave_isa::analysis::{uniformity_with, Uniformity, UniformityOptions};
 use wave_isa::opcodes::Role;
 use wave_isa::{FuncId, Instruction, Kernel, Operand, PredRef, StmtKind};
@@ -120,6 +121,8 @@ pub struct Translator<'a, 'f> {
     first_loop_fn: usize,
     /// The stack area loop functions take the wave state in (sized for the largest).
     state_area: Option<StackSlot>,
+    /// Variables whose scope ended, by type, for [`Translator::scoped_var`] to hand out again.
+    spare_vars: HashMap<Type, Vec<Variable>>,
 }
 
 /// The two uniformity analyses a translation reads (run once per kernel and flags).
@@ -220,6 +223,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             loop_fns: Vec::new(),
             first_loop_fn,
             state_area: None,
+            spare_vars: HashMap::new(),
         }
     }
 
@@ -264,15 +268,33 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.exec = self.new_vars(&live);
     }
 
-    /// Declare one variable per vector and define it.
+    /// One variable per vector, defined here (from the spare ones where there are).
     pub fn new_vars(&mut self, vals: &[Value]) -> Vec<Variable> {
         vals.iter()
             .map(|&v| {
-                let var = self.b.declare_var(I32X4);
+                let var = self.scoped_var(I32X4);
                 self.b.def_var(var, v);
                 var
             })
             .collect()
+    }
+
+    /// A variable of type `ty`: one given back by [`Translator::release_vars`] if there is
+    /// one, else a new one. The caller defines it before any use, so its earlier values are
+    /// never seen. Cranelift's SSA builder keeps, per variable, a table over the blocks up to
+    /// the last one defining it: a new variable for every loop, call and chunk made those
+    /// tables quadratic in the kernel's size (a kernel of 10,000 instructions in 833 loops
+    /// took 10 GB at W = 32).
+    pub fn scoped_var(&mut self, ty: Type) -> Variable {
+        match self.spare_vars.get_mut(&ty).and_then(Vec::pop) {
+            Some(var) => var,
+            None => self.b.declare_var(ty),
+        }
+    }
+
+    /// Give back variables of type `ty` whose scope has ended (nothing reads them again).
+    pub fn release_vars(&mut self, ty: Type, vars: &[Variable]) {
+        self.spare_vars.entry(ty).or_default().extend_from_slice(vars);
     }
 
     pub fn get(&mut self, vars: &[Variable]) -> Vec<Value> {
