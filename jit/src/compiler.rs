@@ -176,8 +176,36 @@ fn kernel_hash(kernel: &Kernel) -> u64 {
     h.finish()
 }
 
+/// The most vector-instructions one kernel may compile to: its instructions once calls are
+/// inlined ([`wave_isa::analysis::inlined_instructions`]) times the W/4 vectors each becomes.
+/// Translation and Cranelift take time and memory roughly in proportion (at W = 32 on the
+/// development machine: about 20 µs and 2 KB per vector-instruction of straight-line code,
+/// 100 µs and 6 KB for loops of a few instructions each), so this keeps a compile within
+/// seconds and a few hundred MB. Larger kernels get [`JitError::TooLarge`]; the engine then
+/// runs them on the interpreter (or fails, in strict mode).
+pub const MAX_VECTOR_INSTRUCTIONS: u64 = 1 << 17;
+
+/// The most instructions (calls inlined) the JIT compiles at wave width `width`.
+pub fn instruction_limit(width: u32) -> u64 {
+    MAX_VECTOR_INSTRUCTIONS / u64::from((width / 4).max(1))
+}
+
+/// [`JitError::TooLarge`] for a kernel beyond [`instruction_limit`] at `width`.
+pub fn check_size(kernel: &Kernel, width: u32) -> Result<(), JitError> {
+    let inlined = wave_isa::analysis::inlined_instructions(kernel);
+    let limit = instruction_limit(width);
+    if inlined <= limit {
+        return Ok(());
+    }
+    Err(JitError::TooLarge(format!(
+        "kernel `{}` is too large for the JIT ({inlined} instructions after inlining calls, limit {limit} at wave width {width})",
+        kernel.meta.name
+    )))
+}
+
 /// The compiled code for `kernel` at `flags`, from the cache or freshly compiled.
 pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+    check_size(kernel, flags.width)?;
     let hash = kernel_hash(kernel);
     {
         let cache = cache().lock().unwrap_or_else(|e| e.into_inner());

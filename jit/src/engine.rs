@@ -392,14 +392,40 @@ impl Worker {
 
 /// The Cranelift JIT as a [`wave_runtime::Engine`].
 #[derive(Clone, Copy, Debug, Default)]
-pub struct JitEngine;
+pub struct JitEngine {
+    /// What [`wave_runtime::Engine::run`] does with a kernel too large for the JIT.
+    pub too_large: TooLarge,
+}
 
-/// The JIT engine the CLI uses.
+/// What the JIT engine does with a kernel it declines as too large ([`JitError::TooLarge`]:
+/// see [`crate::compiler::MAX_VECTOR_INSTRUCTIONS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TooLarge {
+    /// Run it on the interpreter, with a note on stderr and in [`wave_runtime::Stats::fallback`].
+    #[default]
+    Interpret,
+    /// Fail with the error: where the JIT itself is under test (conformance, fuzz-diff, tests,
+    /// benchmarks), so it is never silently replaced.
+    Fail,
+}
+
+/// The JIT engine the CLI's `run` uses (and the default for library callers): declined
+/// kernels run on the interpreter.
 pub fn jit_engine() -> JitEngine {
-    JitEngine
+    JitEngine::new()
 }
 
 impl JitEngine {
+    /// Declined kernels run on the interpreter.
+    pub const fn new() -> JitEngine {
+        JitEngine { too_large: TooLarge::Interpret }
+    }
+
+    /// Declined kernels fail: only the JIT ever runs.
+    pub const fn strict() -> JitEngine {
+        JitEngine { too_large: TooLarge::Fail }
+    }
+
     /// The compiled code `run` uses for this dispatch (from the cache once it ran).
     pub fn code_for(
         &self,
@@ -427,7 +453,7 @@ impl JitEngine {
         run_kernel(kernel, &params, view).map_err(|outcome| match outcome {
             RunOutcome::Jit(e) => {
                 let kind = match e {
-                    JitError::Unsupported(what) => RunErrorKind::Unsupported(what),
+                    JitError::Unsupported(what) | JitError::TooLarge(what) => RunErrorKind::Unsupported(what),
                     other => RunErrorKind::Unsupported(format!("JIT: {other}")),
                 };
                 RunError::before_run(name, kind)
@@ -477,6 +503,18 @@ impl wave_runtime::Engine for JitEngine {
         dispatch: &wave_runtime::Dispatch,
         device: &mut wave_runtime::Device,
     ) -> Result<wave_runtime::Stats, wave_runtime::RunError> {
+        if self.too_large == TooLarge::Interpret {
+            // Declined before anything runs (the dispatch is checked first either way).
+            let launch = wave_runtime::resolve(kernel, dispatch, device).map_err(|e| {
+                wave_runtime::RunError::before_run(&kernel.meta.name, wave_runtime::RunErrorKind::Dispatch(e))
+            })?;
+            if let Err(JitError::TooLarge(why)) = crate::compiler::check_size(kernel, launch.wave_width) {
+                let note = format!("{why}: running it on the interpreter");
+                eprintln!("note: {note}");
+                let stats = wave_runtime::Interpreter::new().run(kernel, dispatch, device)?;
+                return Ok(wave_runtime::Stats { fallback: Some(note), ..stats });
+            }
+        }
         let counts = self.run_counted(kernel, dispatch, device)?;
         Ok(wave_runtime::Stats { workgroups: counts.workgroups, waves: counts.waves, ..Default::default() })
     }

@@ -7,7 +7,7 @@ use wave_runtime::{Engine, Interpreter};
 
 /// The engine under test. Switch to `Interpreter::new()` to exercise the harness alone.
 fn engine_under_test() -> Box<dyn Engine> {
-    Box::new(wave_jit_codegen::jit_engine())
+    Box::new(wave_jit_codegen::JitEngine::strict())
 }
 
 /// Ops the engine under test does not support yet (empty: everything is generated).

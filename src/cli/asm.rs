@@ -129,6 +129,7 @@ fn info_table(infos: &[KernelInfo]) -> String {
         "f64",
         "mma",
         "calls",
+        "inlined",
     ];
     let rows: Vec<Vec<String>> = infos
         .iter()
@@ -148,6 +149,7 @@ fn info_table(infos: &[KernelInfo]) -> String {
                 yes(k.uses_f64),
                 yes(k.uses_mma),
                 yes(k.uses_calls),
+                k.inlined_instructions.to_string(),
             ]
         })
         .collect();

@@ -310,12 +310,15 @@ pub fn run(args: RunArgs) -> CliResult {
         .and_then(|()| stdout.flush())
         .map_err(|e| format!("cannot write output: {e}"))?;
     if std::io::stderr().is_terminal() {
-        let compiled =
-            if engine.name() == "jit" { jit_compile_text(kernel, &dispatch, &device) } else { String::new() };
+        // A kernel the JIT declined ran on the interpreter (the engine printed why).
+        let (ran_on, compiled) = match (engine.name(), &stats.fallback) {
+            ("jit", None) => ("jit", jit_compile_text(kernel, &dispatch, &device)),
+            ("jit", Some(_)) => ("interp (the JIT declined the kernel)", String::new()),
+            (name, _) => (name, String::new()),
+        };
         eprintln!(
-            "wave-jit: kernel `{}` on {}: {} workgroups, {} wave-instructions in {:.3} ms{compiled}",
+            "wave-jit: kernel `{}` on {ran_on}: {} workgroups, {} wave-instructions in {:.3} ms{compiled}",
             kernel.meta.name,
-            engine.name(),
             stats.workgroups,
             stats.instructions,
             elapsed.as_secs_f64() * 1e3
