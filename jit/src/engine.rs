@@ -9,9 +9,8 @@ use crate::helpers::{Fault, WaveHost};
 use crate::translate::Flags;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use rayon::prelude::*;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use wave_isa::{Kernel, SpecialReg};
 
@@ -133,29 +132,48 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
         return Ok(counts);
     }
     let pool = pool(threads).map_err(RunOutcome::Jit)?;
+    // Workers claim runs of workgroup ids in order from one counter, and stop claiming and
+    // running once any workgroup failed: a fault in a huge grid ends the dispatch at once.
+    let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let first: Mutex<Option<(u64, RunFailure)>> = Mutex::new(None);
-    pool.install(|| {
-        (0..total).into_par_iter().for_each_init(
-            || Worker::new(p),
-            |worker, i| {
+    pool.broadcast(|_| {
+        let mut worker = Worker::new(p);
+        while let Some(ids) = claim(&next, total, threads as u64) {
+            for i in ids {
                 if stop.load(Ordering::Relaxed) {
                     return;
                 }
                 if let Err(f) = worker.run_workgroup(&code, p, wg_id(i), device) {
                     stop.store(true, Ordering::Relaxed);
                     let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
+                    // The failure reported is the one of the lowest workgroup that ran.
                     if first.as_ref().is_none_or(|(j, _)| i < *j) {
                         *first = Some((i, f));
                     }
+                    return;
                 }
-            },
-        )
+            }
+        }
     });
     match first.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some((_, f)) => Err(RunOutcome::Failed(f)),
         None => Ok(counts),
     }
+}
+
+/// Most workgroup ids one claim takes: a worker sees another's failure before each
+/// workgroup anyway; this bounds how far past the other workers' ids a claim reaches.
+pub const MAX_CLAIM: u64 = 64;
+
+/// The next run of workgroup ids for a worker, or `None` when all are taken: a quarter of
+/// each worker's share of what is left (guided scheduling: long runs first, single ids at the
+/// end to balance), at most [`MAX_CLAIM`]. The counter never passes `total`.
+fn claim(next: &AtomicU64, total: u64, workers: u64) -> Option<std::ops::Range<u64>> {
+    let size = |start: u64| ((total - start) / workers.max(1).saturating_mul(4)).clamp(1, MAX_CLAIM);
+    let start =
+        next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < total).then(|| n + size(n))).ok()?;
+    Some(start..start + size(start))
 }
 
 /// The cores this process may use, asked once (the answer costs file reads under cgroups).

@@ -1,7 +1,8 @@
 //! The JIT's limits: kernels too large once calls are inlined (declined, then interpreted or
-//! failed by policy).
+//! failed by policy), and dispatches that stop promptly when a workgroup faults.
 
 use wave_jit_codegen::compiler::{check_size, instruction_limit, MAX_VECTOR_INSTRUCTIONS};
+use wave_jit_codegen::engine::MAX_CLAIM;
 use wave_jit_codegen::{compile, Flags, JitEngine, JitError};
 use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunErrorKind};
 
@@ -95,4 +96,67 @@ fn the_default_engine_runs_declined_kernels_on_the_interpreter() {
     let stats = JitEngine::new().run(&small, &dispatch, &mut jit_device).unwrap();
     assert_eq!(stats.fallback, None);
     assert_eq!(jit_device.read(0, 4).unwrap(), 16u32.to_le_bytes());
+}
+
+/// Every workgroup adds 1 at byte 0 and raises byte 4 to its x id; those with x id at least
+/// `from` then store out of bounds.
+fn faulting_from(from: u32) -> wave_isa::Kernel {
+    load(&format!(
+        "
+.kernel stop
+    mov_sr r1, sr_workgroup_id_x
+    mov_sr r2, sr_thread_id_x
+    mov_imm r3, 0
+    mov_imm r4, 4
+    mov_imm r5, 1
+    icmp_eq p1, r2, r3
+    @p1 atomic_add r3, r5, .device
+    @p1 atomic_max r4, r1, .device
+    mov_imm r6, {from}
+    icmp_ge p2, r1, r6
+    mov_imm r7, 0xfffffff0
+    @p2 device_store_u32 r7, r1
+.end
+"
+    ))
+}
+
+fn counters(device: &Device) -> (u32, u32) {
+    let b = device.read(0, 8).unwrap();
+    (u32::from_le_bytes([b[0], b[1], b[2], b[3]]), u32::from_le_bytes([b[4], b[5], b[6], b[7]]))
+}
+
+#[test]
+fn a_fault_stops_the_other_workers_promptly() {
+    let from = 5000;
+    let kernel = faulting_from(from);
+    let base =
+        Dispatch { grid: [10_000_000, 1, 1], workgroup: [4, 1, 1], wave_width: 4, ..Dispatch::default() };
+    // One thread: workgroups in order, the fault at `from`.
+    let mut device = Device::new(1 << 16).unwrap();
+    let err =
+        JitEngine::strict().run(&kernel, &Dispatch { threads: 1, ..base.clone() }, &mut device).unwrap_err();
+    assert_eq!(err.workgroup, [from, 0, 0]);
+    assert_eq!(counters(&device), (from + 1, from));
+    // Several: workgroups are taken in order from one counter, and no worker starts one after
+    // a failure it sees; each runs at most one faulting workgroup. So no workgroup beyond the
+    // claims the workers can hold ran (rayon's range splitting used to start a worker in the
+    // middle of the grid), and the one reported is the lowest that failed.
+    for threads in [2, 4] {
+        let mut device = Device::new(1 << 16).unwrap();
+        let err =
+            JitEngine::strict().run(&kernel, &Dispatch { threads, ..base.clone() }, &mut device).unwrap_err();
+        let (ran, highest) = counters(&device);
+        let reach = from + (threads as u32 + 1) * MAX_CLAIM as u32;
+        assert!(highest < reach, "{threads} threads: workgroup {highest} ran (fault from {from})");
+        assert!(ran < reach, "{threads} threads: {ran} workgroups ran (fault from {from})");
+        assert!((from..=highest).contains(&err.workgroup[0]), "{threads} threads: {err}");
+        assert!(matches!(err.kind, RunErrorKind::OutOfBounds { .. }), "{err}");
+    }
+    // 10^15 workgroups: the dispatch ends with the fault (it visited every id before).
+    let mut device = Device::new(1 << 16).unwrap();
+    let huge = Dispatch { grid: [100_000, 100_000, 100_000], threads: 2, ..base };
+    let err = JitEngine::strict().run(&kernel, &huge, &mut device).unwrap_err();
+    assert_eq!(err.workgroup[1..], [0, 0]);
+    assert!(counters(&device).0 < from + 3 * MAX_CLAIM as u32, "{:?}", counters(&device));
 }
