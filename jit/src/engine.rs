@@ -123,7 +123,7 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
         let (gx, gy) = (p.grid[0] as u64, p.grid[1] as u64);
         [(i % gx) as u32, (i / gx % gy) as u32, (i / (gx * gy)) as u32]
     };
-    let threads = if p.threads == 0 { cores() } else { p.threads };
+    let threads = if p.threads == 0 { wave_runtime::host_cores() } else { p.threads };
     if threads <= 1 || total == 1 {
         let mut worker = Worker::new(p);
         for i in 0..total {
@@ -174,12 +174,6 @@ fn claim(next: &AtomicU64, total: u64, workers: u64) -> Option<std::ops::Range<u
     let start =
         next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < total).then(|| n + size(n))).ok()?;
     Some(start..start + size(start))
-}
-
-/// The cores this process may use, asked once (the answer costs file reads under cgroups).
-fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// A rayon pool per thread count, built once.

@@ -99,6 +99,20 @@ pub enum DispatchError {
     InitialRegisterOutOfRange { register: u8, registers: u32 },
     // More waves than a u64 counts (the engines count workgroups and waves in u64).
     TooManyWorkgroups { grid: [u32; 3], waves_per_workgroup: u32 },
+    // More worker threads than MAX_THREADS_PER_CORE per core of this host.
+    TooManyThreads { threads: usize, cores: usize },
+}
+
+/// Worker threads a dispatch may ask for, per core of the host: more only cost memory and
+/// switching (each JIT worker keeps its own stack, local memory and wave contexts; a pool of
+/// a million threads could not even start).
+pub const MAX_THREADS_PER_CORE: usize = 16;
+
+/// The cores this process may use (at least 1), asked once: the answer costs file reads
+/// under cgroups.
+pub fn host_cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 impl fmt::Display for DispatchError {
@@ -160,6 +174,11 @@ impl fmt::Display for DispatchError {
                     u64::MAX
                 )
             }
+            TooManyThreads { threads, cores } => write!(
+                f,
+                "{threads} worker threads is more than {MAX_THREADS_PER_CORE} per core ({} on this host's {cores} cores)",
+                MAX_THREADS_PER_CORE * cores
+            ),
         }
     }
 }
@@ -208,6 +227,10 @@ pub fn resolve(kernel: &Kernel, d: &Dispatch, device: &Device) -> Result<Launch,
         .try_fold(1u64, |n, &g| n.checked_mul(u64::from(g)))
         .filter(|n| n.checked_mul(u64::from(waves_per_workgroup)).is_some())
         .ok_or(DispatchError::TooManyWorkgroups { grid: d.grid, waves_per_workgroup })?;
+    let cores = host_cores();
+    if d.threads > MAX_THREADS_PER_CORE.saturating_mul(cores) {
+        return Err(DispatchError::TooManyThreads { threads: d.threads, cores });
+    }
     Ok(Launch {
         grid: d.grid,
         workgroup,
@@ -258,5 +281,24 @@ mod tests {
             at([u32::MAX, u32::MAX, 1], [64, 1, 1]),
             Err(DispatchError::TooManyWorkgroups { waves_per_workgroup: 2, .. })
         ));
+    }
+
+    #[test]
+    fn worker_threads_are_capped_per_core() {
+        let (k, device) = (kernel(), Device::new(1 << 16).unwrap());
+        let cores = host_cores();
+        let limit = MAX_THREADS_PER_CORE * cores;
+        let with = |threads| resolve(&k, &Dispatch { threads, ..Dispatch::default() }, &device);
+        assert_eq!(with(limit).unwrap().threads, limit);
+        let e = with(limit + 1).unwrap_err();
+        assert_eq!(e, DispatchError::TooManyThreads { threads: limit + 1, cores });
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} worker threads is more than 16 per core ({limit} on this host's {cores} cores)",
+                limit + 1
+            )
+        );
+        assert!(matches!(with(usize::MAX), Err(DispatchError::TooManyThreads { .. })));
     }
 }
