@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use wave_isa::analysis::{kernel_info, KernelInfo};
 use wave_isa::asm::assemble;
 use wave_isa::disasm::{disassemble, DisasmOptions};
-use wave_isa::module::load_bytes;
+use wave_isa::module::{load_bytes, read_kernel_file, LoadErrorKind};
 use wave_isa::wbin::{self, WbinFile};
 
 #[derive(Args, Debug)]
@@ -42,7 +42,10 @@ pub struct CheckArgs {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+    read_kernel_file(path).map_err(|e| match e.kind {
+        LoadErrorKind::Io(e) => format!("cannot read `{}`: {e}", path.display()),
+        _ => e.to_string(),
+    })
 }
 
 /// Print to stdout; a closed pipe (`| head`) is not an error.

@@ -4,9 +4,10 @@ use super::CliResult;
 use clap::Args;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+use wave_isa::module::{read_at_most, ReadError};
 use wave_runtime::{caps, Device, Dispatch, Engine, Interpreter};
 
 #[derive(Args, Debug)]
@@ -152,7 +153,20 @@ fn init_memory(args: &RunArgs, device: &mut Device) -> Result<(), String> {
         let (offset, path) =
             split2("arg", spec, "OFFSET:FILE").map_err(|_| "invalid --arg: expected format OFFSET:FILE")?;
         let offset = parse_number(offset).map_err(|e| format!("invalid --arg: {e}"))?;
-        let bytes = std::fs::read(path).map_err(|e| format!("failed to open {path}: {e}"))?;
+        // What fits from the offset to the end of device memory: a larger file is refused by
+        // its size (a stream once that much came), before it is all in memory.
+        let room = device.size().saturating_sub(offset);
+        let bytes = read_at_most(Path::new(path), room).map_err(|e| match e {
+            ReadError::Io(e) => format!("failed to open {path}: {e}"),
+            ReadError::TooLarge { size: Some(size) } => format!(
+                "--arg {path}: {size} bytes do not fit at offset 0x{offset:x} of device memory \
+                 ({room} bytes from there to its end; --device-memory sets its size)"
+            ),
+            ReadError::TooLarge { size: None } => format!(
+                "--arg {path}: not a regular file, and more than the {room} bytes from offset \
+                 0x{offset:x} to the end of device memory"
+            ),
+        })?;
         device.write(offset, &bytes).map_err(|e| e.to_string())?;
     }
     Ok(())
