@@ -410,7 +410,7 @@ pub struct JitEngine {
 }
 
 /// What the JIT engine does with a kernel it declines as too large ([`JitError::TooLarge`]:
-/// see [`crate::compiler::MAX_VECTOR_INSTRUCTIONS`]).
+/// see [`crate::compiler::COMPILE_BUDGET`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TooLarge {
     /// Run it on the interpreter, with a note on stderr and in [`wave_runtime::Stats::fallback`].
