@@ -406,13 +406,13 @@ impl Worker {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JitEngine {
     /// What [`wave_runtime::Engine::run`] does with a kernel too large for the JIT.
-    pub too_large: TooLarge,
+    pub too_large: TooLargePolicy,
 }
 
 /// What the JIT engine does with a kernel it declines as too large ([`JitError::TooLarge`]:
 /// see [`crate::compiler::COMPILE_BUDGET`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum TooLarge {
+pub enum TooLargePolicy {
     /// Run it on the interpreter, with a note on stderr and in [`wave_runtime::Stats::fallback`].
     #[default]
     Interpret,
@@ -430,12 +430,12 @@ pub fn jit_engine() -> JitEngine {
 impl JitEngine {
     /// Declined kernels run on the interpreter.
     pub const fn new() -> JitEngine {
-        JitEngine { too_large: TooLarge::Interpret }
+        JitEngine { too_large: TooLargePolicy::Interpret }
     }
 
     /// Declined kernels fail: only the JIT ever runs.
     pub const fn strict() -> JitEngine {
-        JitEngine { too_large: TooLarge::Fail }
+        JitEngine { too_large: TooLargePolicy::Fail }
     }
 
     /// The compiled code `run` uses for this dispatch (from the cache once it ran).
@@ -515,7 +515,7 @@ impl wave_runtime::Engine for JitEngine {
         dispatch: &wave_runtime::Dispatch,
         device: &mut wave_runtime::Device,
     ) -> Result<wave_runtime::Stats, wave_runtime::RunError> {
-        if self.too_large == TooLarge::Interpret {
+        if self.too_large == TooLargePolicy::Interpret {
             // Declined before anything runs (the dispatch is checked first either way).
             let launch = wave_runtime::resolve(kernel, dispatch, device).map_err(|e| {
                 wave_runtime::RunError::before_run(&kernel.meta.name, wave_runtime::RunErrorKind::Dispatch(e))
