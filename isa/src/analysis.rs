@@ -125,24 +125,25 @@ pub fn kernel_info(kernel: &Kernel) -> KernelInfo {
 /// in saturating arithmetic: linear in the kernel's size whatever the result, recursion
 /// included.
 pub fn inlined_instructions(kernel: &Kernel) -> u64 {
+    // A function's own instructions, its calls not expanded.
+    let own_size = |func: &crate::ir::Function| {
+        let mut count = 0u64;
+        walk_block(&func.body, 0, &mut |stmt, _| {
+            count += match &stmt.kind {
+                StmtKind::Halt { implicit: true } => 0,
+                StmtKind::If { else_offset, .. } => 2 + u64::from(else_offset.is_some()),
+                StmtKind::Loop { .. } => 2,
+                _ => 1,
+            };
+        });
+        count
+    };
+    // Most kernels have no calls: one walk (dispatches ask for this, through `kernel_info`).
+    if let [entry] = kernel.funcs.as_slice() {
+        return own_size(entry);
+    }
     let graph = call_graph(kernel);
-    // Each function's own instructions, its calls not expanded.
-    let own: Vec<u64> = kernel
-        .funcs
-        .iter()
-        .map(|func| {
-            let mut count = 0u64;
-            walk_block(&func.body, 0, &mut |stmt, _| {
-                count += match &stmt.kind {
-                    StmtKind::Halt { implicit: true } => 0,
-                    StmtKind::If { else_offset, .. } => 2 + u64::from(else_offset.is_some()),
-                    StmtKind::Loop { .. } => 2,
-                    _ => 1,
-                };
-            });
-            count
-        })
-        .collect();
+    let own: Vec<u64> = kernel.funcs.iter().map(own_size).collect();
     // sizes[f]: function f's size when its body is inlined at call depth `depth` (the number
     // of calls open around it), filled from the deepest level up.
     let mut sizes = own.clone();

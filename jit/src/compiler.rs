@@ -208,7 +208,6 @@ pub fn check_size(kernel: &Kernel, width: u32) -> Result<(), JitError> {
 
 /// The compiled code for `kernel` at `flags`, from the cache or freshly compiled.
 pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
-    check_size(kernel, flags.width)?;
     let hash = kernel_hash(kernel);
     {
         let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
@@ -216,6 +215,8 @@ pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError>
             return Ok(e.compiled.clone());
         }
     }
+    // Checked here, not before the cache: a kernel that is too large is never in it.
+    check_size(kernel, flags.width)?;
     let (compiled, optimized) = compile_uncached(kernel, flags)?;
     let compiled = Arc::new(compiled);
     if let Some(install) = optimized {
