@@ -11,7 +11,7 @@ use wave_runtime::Interpreter;
 fn gemm(c: &mut Criterion) {
     let mut group = c.benchmark_group("gemm");
     group.sample_size(10);
-    let jit = wave_jit_codegen::jit_engine();
+    let jit = wave_jit_codegen::JitEngine::strict();
     let interp = Interpreter::new();
     let run = RunOptions::default();
     let p128 = GemmProblem::random(128, 1);

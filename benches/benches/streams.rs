@@ -8,7 +8,7 @@ use wave_runtime::Interpreter;
 fn streams(c: &mut Criterion) {
     let mut group = c.benchmark_group("streams");
     group.sample_size(10);
-    let jit = wave_jit_codegen::jit_engine();
+    let jit = wave_jit_codegen::JitEngine::strict();
     let interp = Interpreter::new();
     let run = RunOptions::default();
     for which in Stream::ALL {

@@ -90,7 +90,7 @@ pub fn jit_compile_time(kernel: &wave_isa::Kernel, run: &RunOptions) -> Result<(
 
 /// `wave-jit bench gemm`.
 pub fn bench_gemm(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<String, BenchError> {
-    let jit = wave_jit_codegen::jit_engine();
+    let jit = wave_jit_codegen::JitEngine::strict();
     let interp = Interpreter::new();
     let sizes = if opts.sizes.is_empty() { vec![256, 512, 1024] } else { opts.sizes.clone() };
     let mut out = String::new();
@@ -278,7 +278,7 @@ pub fn bench_stream(
     opts: &BenchOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<String, BenchError> {
-    let jit = wave_jit_codegen::jit_engine();
+    let jit = wave_jit_codegen::JitEngine::strict();
     let interp = Interpreter::new();
     let sizes = if opts.sizes.is_empty() { vec![1 << 20] } else { opts.sizes.clone() };
     let mut out = String::new();
@@ -354,7 +354,7 @@ pub fn bench_stream(
 
 /// `wave-jit bench launch`: µs per dispatch of an empty kernel, 1 and many workgroups.
 pub fn bench_launch(opts: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<String, BenchError> {
-    let jit = wave_jit_codegen::jit_engine();
+    let jit = wave_jit_codegen::JitEngine::strict();
     let interp = Interpreter::new();
     let groups = if opts.sizes.is_empty() { vec![1, 1024] } else { opts.sizes.clone() };
     let mut out = String::new();

@@ -62,7 +62,7 @@ fn empty_kernel_launches() {
 /// The same checks on the JIT (the bench reports its numbers only when they are right).
 #[test]
 fn kernels_are_right_on_the_jit() {
-    let jit = wave_jit_codegen::jit_engine();
+    let jit = wave_jit_codegen::JitEngine::strict();
     let run = RunOptions::default();
     for which in GemmKernel::ALL {
         let problem = GemmProblem::random(128, 5);

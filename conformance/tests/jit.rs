@@ -5,7 +5,7 @@ use wave_conformance::{run_suite, WidthPolicy};
 
 #[test]
 fn suite_passes_on_the_jit_at_every_width() {
-    let engine = wave_jit_codegen::jit_engine();
+    let engine = wave_jit_codegen::JitEngine::strict();
     let summary = run_suite(&engine, &WidthPolicy::All, None, |_| {});
     eprintln!("JIT, every width: {} passed, {} failed", summary.passed, summary.failed);
     let list: Vec<String> = summary.failures.iter().map(|r| r.to_string()).collect();

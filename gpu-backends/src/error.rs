@@ -11,6 +11,12 @@ pub enum EmitError {
     /// The target cannot express a property of the whole kernel.
     #[error("unsupported on {target}: {what}")]
     Unsupported { target: Target, what: String },
+    /// Too many instructions once calls are inlined (see
+    /// [`crate::plan::MAX_INLINED_INSTRUCTIONS`]).
+    #[error(
+        "kernel `{kernel}` is too large for {target}: {inlined} instructions after inlining calls, limit {limit} (every writer inlines calls)"
+    )]
+    TooLarge { target: Target, kernel: String, inlined: u64, limit: u64 },
     /// The requested wave width is not one the target provides.
     #[error("unsupported on {target}: wave width {width} (the target provides {supported:?})")]
     WaveWidth { target: Target, width: u32, supported: &'static [u32] },

@@ -1,12 +1,20 @@
 //! Facts about a kernel that every writer needs, gathered once: registers and MMA fragments
 //! used, local memory size, the wave width, the entry name, and the checks that reject what a
-//! target cannot express (f64 on Metal, recursive calls, `break` outside a loop).
+//! target cannot express (f64 on Metal, recursive calls, `break` outside a loop, kernels too
+//! large once calls are inlined).
 
 use crate::{EmitError, Options, Target, DEFAULT_LOCAL_MEMORY};
 use std::collections::BTreeSet;
 use wave_isa::ir::{Block, StmtKind, MAX_CALL_DEPTH};
 use wave_isa::opcodes::{Class, Frag, Kind, Op};
 use wave_isa::{Instruction, Kernel};
+
+/// The most instructions a kernel may have once its calls are inlined
+/// ([`wave_isa::analysis::inlined_instructions`]) for a writer to write it: every writer
+/// inlines calls, and a few calls deep the copies multiply (eight functions each calling the
+/// next six times, 1.7 KB of source, made 278 MB of PTX). About 100 bytes of PTX each: at
+/// most some 27 MB of source.
+pub const MAX_INLINED_INSTRUCTIONS: u64 = 1 << 18;
 
 /// What the writers need to know besides the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,6 +89,16 @@ impl Plan {
         }
         for func in &kernel.funcs {
             check_loops(&func.body, false, target)?;
+        }
+        // Before walking the call tree, whose size this is.
+        let inlined = wave_isa::analysis::inlined_instructions(kernel);
+        if inlined > MAX_INLINED_INSTRUCTIONS {
+            return Err(EmitError::TooLarge {
+                target,
+                kernel: kernel.meta.name.clone(),
+                inlined,
+                limit: MAX_INLINED_INSTRUCTIONS,
+            });
         }
         check_calls(kernel, 0, &mut vec![0], target)?;
         let local = if kernel.meta.local_memory > 0 {

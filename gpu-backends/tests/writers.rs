@@ -300,3 +300,51 @@ fn float_helpers_are_used() {
         }
     }
 }
+
+/// `levels` functions below the entry, each calling the next `fan` times.
+fn fan_kernel(levels: usize, fan: usize) -> wave_isa::Kernel {
+    let mut s = String::from(".kernel fan\n    mov_imm r6, 0\n    call f1\n    halt\n");
+    for level in 1..=levels {
+        s += &format!("f{level}:\n    mov_imm r10, 1\n    iadd r6, r6, r10\n");
+        if level < levels {
+            s += &format!("    call f{}\n", level + 1).repeat(fan);
+        }
+        s += "    return\n";
+    }
+    s += ".end\n";
+    let (module, _) =
+        wave_isa::module::load_bytes(s.as_bytes(), "fan.wave").unwrap_or_else(|e| panic!("{e}"));
+    module.kernels.into_iter().next().unwrap()
+}
+
+#[test]
+fn kernels_too_large_once_calls_are_inlined_are_errors() {
+    use wave_gpu_backends::plan::MAX_INLINED_INSTRUCTIONS;
+    // 8 levels of 5 calls: 62 instructions, 390,626 once inlined.
+    let kernel = fan_kernel(8, 5);
+    let inlined = wave_isa::analysis::inlined_instructions(&kernel);
+    assert_eq!(inlined, 390_626);
+    assert!(inlined > MAX_INLINED_INSTRUCTIONS);
+    for target in Target::ALL {
+        let err = match write(&kernel, target, &opts()) {
+            Ok(text) => panic!("{target}: written, {} bytes", text.len()),
+            Err(e) => e,
+        };
+        assert_eq!(
+            err,
+            EmitError::TooLarge { target, kernel: "fan".into(), inlined, limit: MAX_INLINED_INSTRUCTIONS }
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "kernel `fan` is too large for {target}: {inlined} instructions after inlining calls, limit {MAX_INLINED_INSTRUCTIONS} (every writer inlines calls)"
+            )
+        );
+    }
+    // Below the limit calls are still inlined: 4 levels of 5 calls.
+    let kernel = fan_kernel(4, 5);
+    for target in Target::ALL {
+        let text = write(&kernel, target, &opts()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert!(text.contains("iadd"), "{target}");
+    }
+}

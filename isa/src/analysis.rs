@@ -1,12 +1,13 @@
 //! Analyses over a kernel tree: summary facts ([`kernel_info`]), the call graph
-//! ([`call_graph`]) and, for the JIT, uniformity and lane-affine values ([`uniformity`]).
+//! ([`call_graph`]), the size of the code with every call inlined ([`inlined_instructions`])
+//! and, for the JIT, uniformity and lane-affine values ([`uniformity`]).
 
 pub mod cost;
 mod uniformity;
 
 pub use uniformity::{uniformity, uniformity_with, StmtUniformity, Uniformity, UniformityOptions, Value};
 
-use crate::ir::{walk_block, FuncId, Kernel, StmtKind};
+use crate::ir::{walk_block, FuncId, Kernel, StmtKind, MAX_CALL_DEPTH};
 use crate::opcodes::{Class, Kind};
 use std::collections::BTreeSet;
 
@@ -37,6 +38,9 @@ pub struct KernelInfo {
     pub uses_calls: bool,
     /// Number of functions (the entry plus distinct call targets).
     pub functions: u32,
+    /// Instructions once every call is inlined ([`inlined_instructions`]): what the JIT and
+    /// the GPU writers turn into code.
+    pub inlined_instructions: u64,
 }
 
 /// Compute [`KernelInfo`]. Instruction facts come from the opcode table's classes.
@@ -58,6 +62,7 @@ pub fn kernel_info(kernel: &Kernel) -> KernelInfo {
         uses_mma: false,
         uses_calls: false,
         functions: kernel.funcs.len() as u32,
+        inlined_instructions: inlined_instructions(kernel),
     };
     // Functions may share code (a call into the middle of the entry), so count offsets.
     let mut offsets = BTreeSet::new();
@@ -105,6 +110,58 @@ pub fn kernel_info(kernel: &Kernel) -> KernelInfo {
     });
     info.instruction_count = offsets.len() as u32;
     info
+}
+
+/// Instructions of the kernel once every call is inlined, as the JIT and the GPU writers
+/// inline them: each `call` is replaced by a copy of its callee (calls in a callee are copied
+/// in turn), up to [`MAX_CALL_DEPTH`] calls deep, where a call stays one instruction (it
+/// fails when it runs). Structural markers count as in [`KernelInfo::instruction_count`]
+/// (`if`, `else`, `endif`, `loop`, `endloop`; not the builder's implicit `halt`), so a kernel
+/// without calls has its instruction count here. Each call costs one instruction besides
+/// its callee's copy.
+///
+/// Calls can make this exponential in the kernel's size (eight functions each calling the
+/// next four times: 91 instructions, 174,766 once inlined), which is why the engines and
+/// writers check it before generating code. Computed per (function, call depth), bottom up,
+/// in saturating arithmetic: linear in the kernel's size whatever the result, recursion
+/// included.
+pub fn inlined_instructions(kernel: &Kernel) -> u64 {
+    // A function's own instructions, its calls not expanded.
+    let own_size = |func: &crate::ir::Function| {
+        let mut count = 0u64;
+        walk_block(&func.body, 0, &mut |stmt, _| {
+            count += match &stmt.kind {
+                StmtKind::Halt { implicit: true } => 0,
+                StmtKind::If { else_offset, .. } => 2 + u64::from(else_offset.is_some()),
+                StmtKind::Loop { .. } => 2,
+                _ => 1,
+            };
+        });
+        count
+    };
+    // Most kernels have no calls: one walk (dispatches ask for this, through `kernel_info`).
+    if let [entry] = kernel.funcs.as_slice() {
+        return own_size(entry);
+    }
+    let graph = call_graph(kernel);
+    let own: Vec<u64> = kernel.funcs.iter().map(own_size).collect();
+    // sizes[f]: function f's size when its body is inlined at call depth `depth` (the number
+    // of calls open around it), filled from the deepest level up.
+    let mut sizes = own.clone();
+    for _depth in (0..MAX_CALL_DEPTH).rev() {
+        // At depth d a call expands into its callee at depth d + 1 (the previous level);
+        // at MAX_CALL_DEPTH (the first level, `own`) calls are not expanded.
+        sizes = graph
+            .iter()
+            .zip(&own)
+            .map(|(calls, &own)| {
+                calls.iter().fold(own, |total, site| {
+                    total.saturating_add(sizes.get(site.callee).copied().unwrap_or(0))
+                })
+            })
+            .collect();
+    }
+    sizes.first().copied().unwrap_or(0)
 }
 
 /// One `call` statement: where it is and which function it reaches.
@@ -175,5 +232,73 @@ f:
         assert_eq!((plain.instruction_count, plain.max_nesting_depth, plain.registers_used), (1, 0, 4));
         assert!(!plain.uses_f64 && !plain.uses_calls && !plain.uses_barriers && !plain.uses_atomics);
         assert_eq!(call_graph(&module.kernels[0]), [vec![CallSite { offset: 32, callee: 1 }], vec![]]);
+    }
+
+    /// A chain of `levels` functions below the entry, each calling the next `fan` times,
+    /// with three instructions of its own before the calls.
+    fn fan_source(levels: usize, fan: usize) -> String {
+        let mut s = String::from(".kernel fan\n    mov_imm r6, 0\n    call f1\n    halt\n");
+        for level in 1..=levels {
+            s += &format!("f{level}:\n    mov_imm r10, 1\n    iadd r6, r6, r10\n    nop\n");
+            if level < levels {
+                for _ in 0..fan {
+                    s += &format!("    call f{}\n", level + 1);
+                }
+            }
+            s += "    return\n";
+        }
+        s + ".end\n"
+    }
+
+    /// The tree of a source's first kernel, not validated (deep or recursive calls).
+    fn unvalidated(source: &str) -> Kernel {
+        let assembled = crate::asm::assemble(source, "k.wave").unwrap_or_else(|e| panic!("{e}"));
+        let k = &assembled.file.kernels[0];
+        crate::ir::build_kernel(k.meta.clone(), &k.code).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn inlined_instructions_expand_every_call() {
+        let (module, _) =
+            load_bytes(fan_source(8, 4).as_bytes(), "fan.wave").unwrap_or_else(|e| panic!("{e}"));
+        let kernel = &module.kernels[0];
+        // The entry: 3 instructions. Level 8: 4 (3 + return); level k < 8: 8 (3 + 4 calls +
+        // return) plus 4 copies of level k + 1.
+        let mut level = 4u64;
+        for _ in 1..8 {
+            level = 8 + 4 * level;
+        }
+        let info = kernel_info(kernel);
+        assert_eq!(inlined_instructions(kernel), 3 + level);
+        assert_eq!((info.inlined_instructions, info.instruction_count), (3 + level, 3 + 7 * 8 + 4));
+        // Without calls: the instruction count (markers included).
+        let plain = "
+.kernel k
+    loop
+        if p1
+            iadd r1, r1, r1
+        else
+            nop
+        endif
+        break p1
+    endloop
+.end
+";
+        let (module, _) = load_bytes(plain.as_bytes(), "k.wave").unwrap_or_else(|e| panic!("{e}"));
+        let info = kernel_info(&module.kernels[0]);
+        assert_eq!((info.inlined_instructions, info.instruction_count), (8, 8));
+    }
+
+    #[test]
+    fn inlined_instructions_stop_at_the_call_depth_limit_and_saturate() {
+        // Ten levels: levels 1..=8 are copied (5 instructions each: 3, a call, a return);
+        // the call in level 8 is not expanded (it fails when it runs).
+        assert_eq!(inlined_instructions(&unvalidated(&fan_source(10, 1))), 3 + 8 * 5);
+        // Recursion (rejected by the validator) is bounded by the same depth: `f` at depth k
+        // is 3 + 2 copies of `f` at depth k + 1, and 3 at depth 8: 3 (2^(9-k) - 1).
+        let recursive = ".kernel r\n    call f\n    halt\nf:\n    call f\n    call f\n    return\n.end\n";
+        assert_eq!(inlined_instructions(&unvalidated(recursive)), 2 + 3 * ((1 << 8) - 1));
+        // 300 calls per level, 9 levels: 300^8 copies of the last level overflow u64.
+        assert_eq!(inlined_instructions(&unvalidated(&fan_source(9, 300))), u64::MAX);
     }
 }

@@ -28,6 +28,10 @@ pub struct LoadError {
 #[derive(Debug)]
 pub enum LoadErrorKind {
     Io(std::io::Error),
+    /// More than [`MAX_INPUT_BYTES`]: the size of a regular file, `None` for a stream.
+    TooLarge {
+        size: Option<u64>,
+    },
     Wbin(WbinError),
     /// The `.wave` source did not assemble: every diagnostic.
     Assemble(Diagnostics),
@@ -82,6 +86,16 @@ impl fmt::Display for LoadErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadErrorKind::Io(e) => write!(f, "cannot read: {e}"),
+            LoadErrorKind::TooLarge { size: Some(size) } => write!(
+                f,
+                "{size} bytes is more than the {MAX_INPUT_BYTES} bytes ({} MiB) a .wave or .wbin file may have",
+                MAX_INPUT_BYTES >> 20
+            ),
+            LoadErrorKind::TooLarge { size: None } => write!(
+                f,
+                "not a regular file, and more than the {MAX_INPUT_BYTES} bytes ({} MiB) a .wave or .wbin file may have",
+                MAX_INPUT_BYTES >> 20
+            ),
             LoadErrorKind::Wbin(e) => write!(f, "{e}"),
             LoadErrorKind::Assemble(diagnostics) => write!(f, "does not assemble:\n{diagnostics}"),
             LoadErrorKind::NotWaveFile { start, invalid_at } => {
@@ -229,6 +243,52 @@ pub fn listing_encoding(file: &WbinFile, choice: EncodingChoice) -> Encoding {
     [Encoding::Current, Encoding::Legacy012].into_iter().find(|&e| decodes(e)).unwrap_or(Encoding::Current)
 }
 
+/// The largest `.wave` or `.wbin` file the tools read: 64 MiB (a `.wbin` of 16 million
+/// instructions, assembly source of some 2 million). A larger file is refused before it is
+/// read in full.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Why [`read_at_most`] returned no bytes.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(std::io::Error),
+    /// More than the limit: the size of a regular file, `None` for anything else.
+    TooLarge {
+        size: Option<u64>,
+    },
+}
+
+/// The bytes of the file at `path` if it has at most `limit`. A regular file is refused by
+/// its size before anything is read; anything else (a pipe, `/dev/zero`) is read until more
+/// than `limit` bytes came, so memory stays bounded either way.
+pub fn read_at_most(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if meta.is_file() && meta.len() > limit {
+        return Err(ReadError::TooLarge { size: Some(meta.len()) });
+    }
+    let mut bytes = Vec::with_capacity(if meta.is_file() { meta.len() as usize } else { 0 });
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        // A regular file that grew since, or a stream.
+        return Err(ReadError::TooLarge { size: meta.is_file().then_some(bytes.len() as u64) });
+    }
+    Ok(bytes)
+}
+
+/// A `.wave` or `.wbin` file's bytes, at most [`MAX_INPUT_BYTES`].
+pub fn read_kernel_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+    read_at_most(path, MAX_INPUT_BYTES)
+        .map_err(|e| {
+            LoadError::new(match e {
+                ReadError::Io(e) => LoadErrorKind::Io(e),
+                ReadError::TooLarge { size } => LoadErrorKind::TooLarge { size },
+            })
+        })
+        .map_err(|e| e.in_file(path))
+}
+
 /// Load a `.wbin` file (recognised by its `WAVE` magic) or `.wave` assembly source
 /// (anything else), returning the module and the container it came from.
 pub fn load_file(path: impl AsRef<Path>) -> Result<(Module, WbinFile), LoadError> {
@@ -241,7 +301,7 @@ pub fn load_file_with(
     choice: EncodingChoice,
 ) -> Result<(Module, WbinFile), LoadError> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|e| LoadError::new(LoadErrorKind::Io(e)).in_file(path))?;
+    let bytes = read_kernel_file(path)?;
     load_bytes_with(&bytes, &path.display().to_string(), choice).map_err(|e| e.in_file(path))
 }
 

@@ -176,6 +176,36 @@ fn kernel_hash(kernel: &Kernel) -> u64 {
     h.finish()
 }
 
+/// The compile budget of one kernel, in units: each of its instructions once calls are
+/// inlined ([`wave_isa::analysis::inlined_instructions`]) costs W/4 + 2 units, one per 4-lane
+/// vector it becomes and two for what it costs at any width (analyses, control flow, the
+/// per-vector copies of loops and their wave-major copy). Measured on the development
+/// machine, release build: about 10 µs and 1.5 KB per unit for straight-line code, 70-90 µs
+/// and 5 KB for loops of a few float operations each (the worst shape seen), so a compile at
+/// the limit takes about 1.5 s and 230 MB, or 10-12 s and 800 MB. Larger kernels get
+/// [`JitError::TooLarge`]; the engine then runs them on the interpreter (or fails, in strict
+/// mode).
+pub const COMPILE_BUDGET: u64 = 1 << 17;
+
+/// The most instructions (calls inlined) the JIT compiles at wave width `width`: 43,690 at
+/// W = 4, 13,107 at W = 32, 7,281 at W = 64.
+pub fn instruction_limit(width: u32) -> u64 {
+    COMPILE_BUDGET / (u64::from(width / 4) + 2)
+}
+
+/// [`JitError::TooLarge`] for a kernel beyond [`instruction_limit`] at `width`.
+pub fn check_size(kernel: &Kernel, width: u32) -> Result<(), JitError> {
+    let inlined = wave_isa::analysis::inlined_instructions(kernel);
+    let limit = instruction_limit(width);
+    if inlined <= limit {
+        return Ok(());
+    }
+    Err(JitError::TooLarge(format!(
+        "kernel `{}` is too large for the JIT ({inlined} instructions after inlining calls, limit {limit} at wave width {width})",
+        kernel.meta.name
+    )))
+}
+
 /// The compiled code for `kernel` at `flags`, from the cache or freshly compiled.
 pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
     // Counting for `--stats` is done by the budget's accounting.
@@ -187,6 +217,8 @@ pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError>
             return Ok(e.compiled.clone());
         }
     }
+    // Checked here, not before the cache: a kernel that is too large is never in it.
+    check_size(kernel, flags.width)?;
     let (compiled, optimized) = compile_uncached(kernel, flags)?;
     let compiled = Arc::new(compiled);
     if let Some(install) = optimized {

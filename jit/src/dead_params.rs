@@ -81,59 +81,102 @@ pub fn remove_dead_block_params(func: &mut Function) {
 /// live block parameters. The entry block's parameters are live. The `ignored` instructions
 /// count as having no effect.
 pub fn live_values(func: &Function, ignored: &HashSet<Inst>) -> HashSet<Value> {
-    let dfg = &func.dfg;
-    let mut live: HashSet<Value> = HashSet::new();
-    let mut work: Vec<Value> = Vec::new();
-    // Values passed to each parameter, by parameter.
-    let mut feeds: HashMap<Value, Vec<Value>> = HashMap::new();
-    let mark = |v: Value, live: &mut HashSet<Value>, work: &mut Vec<Value>| {
-        let v = dfg.resolve_aliases(v);
-        if live.insert(v) {
-            work.push(v);
+    Liveness::new(func, ignored).live
+}
+
+/// [`live_values`], kept open for more roots: [`Liveness::add_root`] makes an ignored
+/// instruction an effect after all and marks what it depends on, without walking the whole
+/// function again (loop-state pruning adds stores one by one: recomputing per store was
+/// quadratic in the number of loops).
+pub struct Liveness<'f> {
+    func: &'f Function,
+    live: HashSet<Value>,
+    work: Vec<Value>,
+    /// Values passed to each parameter, by parameter.
+    feeds: HashMap<Value, Vec<Value>>,
+    /// Values marked live since the last [`Liveness::take_new`], in marking order.
+    new: Vec<Value>,
+}
+
+impl<'f> Liveness<'f> {
+    /// The live values of `func` with the `ignored` instructions counted as effect-free.
+    pub fn new(func: &'f Function, ignored: &HashSet<Inst>) -> Liveness<'f> {
+        let dfg = &func.dfg;
+        let mut l =
+            Liveness { func, live: HashSet::new(), work: Vec::new(), feeds: HashMap::new(), new: Vec::new() };
+        if let Some(entry) = func.layout.entry_block() {
+            for &p in dfg.block_params(entry) {
+                l.mark(p);
+            }
         }
-    };
-    if let Some(entry) = func.layout.entry_block() {
-        for &p in dfg.block_params(entry) {
-            mark(p, &mut live, &mut work);
-        }
-    }
-    for block in func.layout.blocks() {
-        for inst in func.layout.block_insts(block) {
-            let data = &dfg.insts[inst];
-            for call in data.branch_destination(&dfg.jump_tables, &dfg.exception_tables) {
-                let params = dfg.block_params(call.block(&dfg.value_lists));
-                for (i, arg) in call.args(&dfg.value_lists).enumerate() {
-                    let Some(&param) = params.get(i) else { continue };
-                    match arg {
-                        BlockArg::Value(v) => feeds.entry(param).or_default().push(v),
-                        // Not a plain value (try_call results, which we never emit): keep it.
-                        _ => mark(param, &mut live, &mut work),
+        for block in func.layout.blocks() {
+            for inst in func.layout.block_insts(block) {
+                let data = &dfg.insts[inst];
+                for call in data.branch_destination(&dfg.jump_tables, &dfg.exception_tables) {
+                    let params = dfg.block_params(call.block(&dfg.value_lists));
+                    for (i, arg) in call.args(&dfg.value_lists).enumerate() {
+                        let Some(&param) = params.get(i) else { continue };
+                        match arg {
+                            BlockArg::Value(v) => l.feeds.entry(param).or_default().push(v),
+                            // Not a plain value (try_call results, which we never emit): keep it.
+                            _ => l.mark(param),
+                        }
                     }
                 }
-            }
-            if has_effect(func, data) && !ignored.contains(&inst) {
-                for &arg in dfg.inst_args(inst) {
-                    mark(arg, &mut live, &mut work);
+                if has_effect(func, data) && !ignored.contains(&inst) {
+                    l.add_args(inst);
                 }
             }
         }
+        l.propagate();
+        l
     }
-    while let Some(v) = work.pop() {
-        match dfg.value_def(v) {
-            ValueDef::Result(inst, _) => {
-                for &arg in dfg.inst_args(inst) {
-                    mark(arg, &mut live, &mut work);
-                }
-            }
-            ValueDef::Param(..) => {
-                for &s in feeds.get(&v).map(Vec::as_slice).unwrap_or_default() {
-                    mark(s, &mut live, &mut work);
-                }
-            }
-            _ => {}
+
+    /// Whether `v` is live.
+    pub fn contains(&self, v: &Value) -> bool {
+        self.live.contains(v)
+    }
+
+    /// Count `inst` as an effect: its arguments and what they depend on are live.
+    pub fn add_root(&mut self, inst: Inst) {
+        self.add_args(inst);
+        self.propagate();
+    }
+
+    /// The values that became live since the last call (or since [`Liveness::new`]).
+    pub fn take_new(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.new)
+    }
+
+    fn add_args(&mut self, inst: Inst) {
+        for &arg in self.func.dfg.inst_args(inst) {
+            self.mark(arg);
         }
     }
-    live
+
+    fn mark(&mut self, v: Value) {
+        let v = self.func.dfg.resolve_aliases(v);
+        if self.live.insert(v) {
+            self.work.push(v);
+            self.new.push(v);
+        }
+    }
+
+    fn propagate(&mut self) {
+        let dfg = &self.func.dfg;
+        while let Some(v) = self.work.pop() {
+            match dfg.value_def(v) {
+                ValueDef::Result(inst, _) => self.add_args(inst),
+                // A parameter is marked once: its feeds are not needed again.
+                ValueDef::Param(..) => {
+                    for s in self.feeds.remove(&v).unwrap_or_default() {
+                        self.mark(s);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// Whether an instruction must stay even if nothing reads its results.

@@ -9,9 +9,8 @@ use crate::helpers::{Fault, WaveHost};
 use crate::translate::Flags;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use rayon::prelude::*;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use wave_isa::{Kernel, SpecialReg};
 
@@ -132,7 +131,7 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
         let (gx, gy) = (p.grid[0] as u64, p.grid[1] as u64);
         [(i % gx) as u32, (i / gx % gy) as u32, (i / (gx * gy)) as u32]
     };
-    let threads = if p.threads == 0 { cores() } else { p.threads };
+    let threads = if p.threads == 0 { wave_runtime::host_cores() } else { p.threads };
     let tally = Arc::new(Mutex::new(wave_runtime::Stats::default()));
     let tallied = |counts: &mut RunCounts| {
         counts.counted = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
@@ -147,24 +146,29 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
         return Ok(counts);
     }
     let pool = pool(threads).map_err(RunOutcome::Jit)?;
+    // Workers claim runs of workgroup ids in order from one counter, and stop claiming and
+    // running once any workgroup failed: a fault in a huge grid ends the dispatch at once.
+    let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let first: Mutex<Option<(u64, RunFailure)>> = Mutex::new(None);
-    pool.install(|| {
-        (0..total).into_par_iter().for_each_init(
-            || Worker::new(p, &tally),
-            |worker, i| {
+    pool.broadcast(|_| {
+        let mut worker = Worker::new(p, &tally);
+        while let Some(ids) = claim(&next, total, threads as u64) {
+            for i in ids {
                 if stop.load(Ordering::Relaxed) {
                     return;
                 }
                 if let Err(f) = worker.run_workgroup(&code, p, wg_id(i), device) {
                     stop.store(true, Ordering::Relaxed);
                     let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
+                    // The failure reported is the one of the lowest workgroup that ran.
                     if first.as_ref().is_none_or(|(j, _)| i < *j) {
                         *first = Some((i, f));
                     }
+                    return;
                 }
-            },
-        )
+            }
+        }
     });
     match first.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some((_, f)) => Err(RunOutcome::Failed(f)),
@@ -175,10 +179,18 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
     }
 }
 
-/// The cores this process may use, asked once (the answer costs file reads under cgroups).
-fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+/// Most workgroup ids one claim takes: a worker sees another's failure before each
+/// workgroup anyway; this bounds how far past the other workers' ids a claim reaches.
+pub const MAX_CLAIM: u64 = 64;
+
+/// The next run of workgroup ids for a worker, or `None` when all are taken: a quarter of
+/// each worker's share of what is left (guided scheduling: long runs first, single ids at the
+/// end to balance), at most [`MAX_CLAIM`]. The counter never passes `total`.
+fn claim(next: &AtomicU64, total: u64, workers: u64) -> Option<std::ops::Range<u64>> {
+    let size = |start: u64| ((total - start) / workers.max(1).saturating_mul(4)).clamp(1, MAX_CLAIM);
+    let start =
+        next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < total).then(|| n + size(n))).ok()?;
+    Some(start..start + size(start))
 }
 
 /// A rayon pool per thread count, built once.
@@ -437,19 +449,44 @@ impl Worker {
 pub struct JitEngine {
     /// Compile code that counts everything `--stats` prints (slower code).
     stats: bool,
+    /// What [`wave_runtime::Engine::run`] does with a kernel too large for the JIT.
+    pub too_large: TooLargePolicy,
 }
 
-/// The JIT engine the CLI uses.
+/// What the JIT engine does with a kernel it declines as too large ([`JitError::TooLarge`]:
+/// see [`crate::compiler::COMPILE_BUDGET`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TooLargePolicy {
+    /// Run it on the interpreter, with a note on stderr and in [`wave_runtime::Stats::fallback`].
+    #[default]
+    Interpret,
+    /// Fail with the error: where the JIT itself is under test (conformance, fuzz-diff, tests,
+    /// benchmarks), so it is never silently replaced.
+    Fail,
+}
+
+/// The JIT engine the CLI's `run` uses (and the default for library callers): declined
+/// kernels run on the interpreter.
 pub fn jit_engine() -> JitEngine {
-    JitEngine::default()
+    JitEngine::new()
 }
 
 impl JitEngine {
+    /// Declined kernels run on the interpreter.
+    pub const fn new() -> JitEngine {
+        JitEngine { stats: false, too_large: TooLargePolicy::Interpret }
+    }
+
+    /// Declined kernels fail: only the JIT ever runs.
+    pub const fn strict() -> JitEngine {
+        JitEngine { stats: false, too_large: TooLargePolicy::Fail }
+    }
+
     /// This engine, compiling code that counts (`true`) or does not count everything
     /// `--stats` prints. Without, `run` counts instructions only, and only under an
     /// instruction limit.
     pub fn with_stats(self, stats: bool) -> JitEngine {
-        JitEngine { stats }
+        JitEngine { stats, ..self }
     }
 
     /// Whether `run` fills every counter of its `Stats`.
@@ -484,7 +521,7 @@ impl JitEngine {
         run_kernel(kernel, &params, view).map_err(|outcome| match outcome {
             RunOutcome::Jit(e) => {
                 let kind = match e {
-                    JitError::Unsupported(what) => RunErrorKind::Unsupported(what),
+                    JitError::Unsupported(what) | JitError::TooLarge(what) => RunErrorKind::Unsupported(what),
                     other => RunErrorKind::Unsupported(format!("JIT: {other}")),
                 };
                 RunError::before_run(name, kind)
@@ -535,6 +572,18 @@ impl wave_runtime::Engine for JitEngine {
         dispatch: &wave_runtime::Dispatch,
         device: &mut wave_runtime::Device,
     ) -> Result<wave_runtime::Stats, wave_runtime::RunError> {
+        if self.too_large == TooLargePolicy::Interpret {
+            // Declined before anything runs (the dispatch is checked first either way).
+            let launch = wave_runtime::resolve(kernel, dispatch, device).map_err(|e| {
+                wave_runtime::RunError::before_run(&kernel.meta.name, wave_runtime::RunErrorKind::Dispatch(e))
+            })?;
+            if let Err(JitError::TooLarge(why)) = crate::compiler::check_size(kernel, launch.wave_width) {
+                let note = format!("{why}: running it on the interpreter");
+                eprintln!("note: {note}");
+                let stats = wave_runtime::Interpreter::new().run(kernel, dispatch, device)?;
+                return Ok(wave_runtime::Stats { fallback: Some(note), ..stats });
+            }
+        }
         let counts = self.run_counted(kernel, dispatch, device)?;
         Ok(wave_runtime::Stats { workgroups: counts.workgroups, waves: counts.waves, ..counts.counted })
     }

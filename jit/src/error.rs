@@ -13,4 +13,8 @@ pub enum JitError {
     /// Cranelift rejected the generated function (a JIT bug).
     #[error("code generation failed: {0}")]
     Codegen(String),
+    /// The kernel is beyond what the JIT compiles (the message says what and the limit); the
+    /// interpreter can run it.
+    #[error("{0}")]
+    TooLarge(String),
 }

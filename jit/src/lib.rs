@@ -14,6 +14,6 @@ pub mod helpers;
 pub mod translate;
 
 pub use compiler::{compile, set_tiering, Compiled, Tiering, Tiers};
-pub use engine::{jit_engine, JitEngine};
+pub use engine::{jit_engine, JitEngine, TooLargePolicy};
 pub use error::JitError;
 pub use translate::Flags;

@@ -8,7 +8,7 @@ use wave_runtime::{Engine, Interpreter};
 
 /// The engine under test. Switch to `Interpreter::new()` to exercise the harness alone.
 fn engine_under_test() -> Box<dyn Engine> {
-    Box::new(wave_jit_codegen::jit_engine())
+    Box::new(wave_jit_codegen::JitEngine::strict())
 }
 
 /// Ops the engine under test does not support yet (empty: everything is generated).
@@ -55,7 +55,7 @@ fn jit_stats_match_interpreter_on_random_programs() {
         minimize_budget: 1500,
         every_counter: true,
     };
-    let jit = wave_jit_codegen::jit_engine().with_stats(true);
+    let jit = wave_jit_codegen::JitEngine::strict().with_stats(true);
     match fuzz_diff_with(&jit, &Interpreter::new(), &options, &mut |_| {}) {
         Ok(report) => assert_eq!(report.programs, programs),
         Err(mismatch) => panic!("{mismatch}"),

@@ -385,7 +385,7 @@ fn threads_and_unchecked_give_the_same_memory() {
     let run = |d: &Dispatch| {
         let mut dev = wave_runtime::Device::new(1 << 20).unwrap();
         fill(dev.bytes_mut(), 11);
-        wave_runtime::Engine::run(&wave_jit_codegen::jit_engine(), &k, d, &mut dev).unwrap();
+        wave_runtime::Engine::run(&wave_jit_codegen::JitEngine::strict(), &k, d, &mut dev).unwrap();
         dev.bytes().to_vec()
     };
     let one = run(&base);
@@ -503,7 +503,7 @@ fn run_both_on_words(
     let mut b = wave_runtime::Device::new(1 << 16).unwrap();
     b.bytes_mut().copy_from_slice(a.bytes());
     let ra = wave_runtime::Interpreter::new().run(k, d, &mut a).map(|_| ());
-    let rb = wave_jit_codegen::jit_engine().run(k, d, &mut b).map(|_| ());
+    let rb = wave_jit_codegen::JitEngine::strict().run(k, d, &mut b).map(|_| ());
     (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
 }
 

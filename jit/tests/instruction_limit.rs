@@ -29,7 +29,7 @@ fn stop(r: &Result<Stats, RunError>) -> Option<(String, [u32; 3], u32)> {
 /// both pass with a limit of `T` and both fail with `T − 1`, with the limit error in the same
 /// wave.
 fn passes_and_fails_alike(kernel: &Kernel, base: &Dispatch, data: &[u8]) {
-    let jit = wave_jit_codegen::jit_engine();
+    let jit = wave_jit_codegen::JitEngine::strict();
     for w in WIDTHS {
         let d =
             Dispatch { wave_width: w, grid: [1, 1, 1], max_instructions: u32::MAX as u64, ..base.clone() };
@@ -74,7 +74,7 @@ fn nested_divergent_loops_are_charged_what_runs() {
     let limit = Dispatch { max_instructions: 2_000, ..d.clone() };
     let interp = run(&Interpreter::new(), &k, &limit, &[]).expect("the interpreter passes");
     assert!(interp.instructions < 1000, "{}", interp.instructions);
-    let jit = run(&wave_jit_codegen::jit_engine(), &k, &limit, &[]);
+    let jit = run(&wave_jit_codegen::JitEngine::strict(), &k, &limit, &[]);
     assert_eq!(jit.map(|s| s.instructions).map_err(|e| e.to_string()), Ok(interp.instructions));
     passes_and_fails_alike(&k, &Dispatch { workgroup: [16, 1, 1], ..d }, &[]);
 }
@@ -97,8 +97,10 @@ fn uniformly_false_if_bodies_are_charged() {
     let d = Dispatch { workgroup: [32, 1, 1], threads: 1, ..Dispatch::default() };
     // The repro's command, scaled: a limit the interpreter's count exceeds.
     let limit = Dispatch { max_instructions: 20 * 500, ..d.clone() };
-    let (ri, rj) =
-        (run(&Interpreter::new(), &k, &limit, &[]), run(&wave_jit_codegen::jit_engine(), &k, &limit, &[]));
+    let (ri, rj) = (
+        run(&Interpreter::new(), &k, &limit, &[]),
+        run(&wave_jit_codegen::JitEngine::strict(), &k, &limit, &[]),
+    );
     assert!(matches!(&ri, Err(e) if matches!(e.kind, RunErrorKind::InstructionLimit { .. })), "{ri:?}");
     assert_eq!(stop(&ri), stop(&rj), "{rj:?}");
     passes_and_fails_alike(&k, &d, &[]);
@@ -166,7 +168,7 @@ f:
         ..Dispatch::default()
     };
     let want = run(&Interpreter::new(), &k, &d, &[]).unwrap();
-    let got = run(&wave_jit_codegen::jit_engine().with_stats(true), &k, &d, &[]).unwrap();
+    let got = run(&wave_jit_codegen::JitEngine::strict().with_stats(true), &k, &d, &[]).unwrap();
     assert_eq!(got, want);
     assert!(want.barriers > 0, "{want:?}");
 }
@@ -210,7 +212,7 @@ fn a_budget_that_runs_out_in_a_per_vector_loop_stops_both_engines_alike() {
 fn random_programs_pass_and_fail_the_limit_alike() {
     // For each program: the smallest limit the interpreter passes with (per workgroup, so
     // searched for); the JIT passes with it and fails with one less, in the same wave.
-    let jit = wave_jit_codegen::jit_engine();
+    let jit = wave_jit_codegen::JitEngine::strict();
     let config = GenConfig { max_statements: 24, ..GenConfig::default() };
     for case in 0..60 {
         let (_, program) = difftest::case_program(0x11A1, case, &WIDTHS, &config);

@@ -22,7 +22,7 @@ fn quick_tier_matches_interpreter() {
         minimize_budget: 1500,
         every_counter: false,
     };
-    match fuzz_diff_with(&wave_jit_codegen::jit_engine(), &Interpreter::new(), &options, &mut |_| {}) {
+    match fuzz_diff_with(&wave_jit_codegen::JitEngine::strict(), &Interpreter::new(), &options, &mut |_| {}) {
         Ok(report) => assert_eq!(report.programs, programs),
         Err(mismatch) => panic!("{mismatch}"),
     }

@@ -118,6 +118,22 @@ pub enum DispatchError {
     TooFewRegisters { registers: u32, used: u32 },
     LocalMemoryTooLarge { bytes: u32 },
     InitialRegisterOutOfRange { register: u8, registers: u32 },
+    // More waves than a u64 counts (the engines count workgroups and waves in u64).
+    TooManyWorkgroups { grid: [u32; 3], waves_per_workgroup: u32 },
+    // More worker threads than MAX_THREADS_PER_CORE per core of this host.
+    TooManyThreads { threads: usize, cores: usize },
+}
+
+/// Worker threads a dispatch may ask for, per core of the host: more only cost memory and
+/// switching (each JIT worker keeps its own stack, local memory and wave contexts; a pool of
+/// a million threads could not even start).
+pub const MAX_THREADS_PER_CORE: usize = 16;
+
+/// The cores this process may use (at least 1), asked once: the answer costs file reads
+/// under cgroups.
+pub fn host_cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 impl fmt::Display for DispatchError {
@@ -169,6 +185,21 @@ impl fmt::Display for DispatchError {
                 "initial value for r{register}, but threads have only {registers} registers (r0..r{})",
                 registers.saturating_sub(1)
             ),
+            TooManyWorkgroups { grid: [x, y, z], waves_per_workgroup } => {
+                let workgroups = u128::from(*x) * u128::from(*y) * u128::from(*z);
+                let plural = if *waves_per_workgroup == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "grid {x},{y},{z} has {workgroups} workgroups of {waves_per_workgroup} wave{plural}, {} waves: more than the {} a dispatch can count",
+                    workgroups * u128::from(*waves_per_workgroup),
+                    u64::MAX
+                )
+            }
+            TooManyThreads { threads, cores } => write!(
+                f,
+                "{threads} worker threads is more than {MAX_THREADS_PER_CORE} per core ({} on this host's {cores} cores)",
+                MAX_THREADS_PER_CORE * cores
+            ),
         }
     }
 }
@@ -208,6 +239,19 @@ pub fn resolve(kernel: &Kernel, d: &Dispatch, device: &Device) -> Result<Launch,
         return Err(DispatchError::InitialRegisterOutOfRange { register, registers });
     }
     let threads_per_workgroup = threads as u32;
+    let waves_per_workgroup = threads_per_workgroup.div_ceil(d.wave_width);
+    // Both engines count workgroups and waves in u64: a grid whose count wraps would run
+    // nothing (2^31 x 2^31 x 4 workgroups made 0).
+    let workgroups = d
+        .grid
+        .iter()
+        .try_fold(1u64, |n, &g| n.checked_mul(u64::from(g)))
+        .filter(|n| n.checked_mul(u64::from(waves_per_workgroup)).is_some())
+        .ok_or(DispatchError::TooManyWorkgroups { grid: d.grid, waves_per_workgroup })?;
+    let cores = host_cores();
+    if d.threads > MAX_THREADS_PER_CORE.saturating_mul(cores) {
+        return Err(DispatchError::TooManyThreads { threads: d.threads, cores });
+    }
     Ok(Launch {
         grid: d.grid,
         workgroup,
@@ -215,12 +259,67 @@ pub fn resolve(kernel: &Kernel, d: &Dispatch, device: &Device) -> Result<Launch,
         registers,
         local_memory,
         threads_per_workgroup,
-        waves_per_workgroup: threads_per_workgroup.div_ceil(d.wave_width),
-        workgroups: d.grid.iter().map(|&v| v as u64).product(),
+        waves_per_workgroup,
+        workgroups,
         initial_registers: d.initial_registers.clone(),
         max_instructions: d.max_instructions,
         threads: d.threads,
         unchecked: d.unchecked,
         device_size: device.size(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel() -> Kernel {
+        let (module, _) = wave_isa::module::load_bytes(b".kernel k\n    nop\n.end\n", "k.wave").unwrap();
+        module.kernels.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn grids_beyond_a_64_bit_count_are_rejected() {
+        let (k, device) = (kernel(), Device::new(1 << 16).unwrap());
+        let at = |grid, workgroup| resolve(&k, &Dispatch { grid, workgroup, ..Dispatch::default() }, &device);
+        // 2^31 x 2^31 x 4 = 2^64 workgroups: the count wrapped to 0 and nothing ran.
+        let e = at([1 << 31, 1 << 31, 4], [1, 1, 1]).unwrap_err();
+        assert_eq!(
+            e,
+            DispatchError::TooManyWorkgroups { grid: [1 << 31, 1 << 31, 4], waves_per_workgroup: 1 }
+        );
+        assert_eq!(
+            e.to_string(),
+            "grid 2147483648,2147483648,4 has 18446744073709551616 workgroups of 1 wave, 18446744073709551616 waves: \
+             more than the 18446744073709551615 a dispatch can count"
+        );
+        assert!(matches!(at([u32::MAX; 3], [1, 1, 1]), Err(DispatchError::TooManyWorkgroups { .. })));
+        // (2^32 - 1)^2 workgroups fit in 64 bits, and so do their waves at one per workgroup...
+        let launch = at([u32::MAX, u32::MAX, 1], [32, 1, 1]).unwrap();
+        assert_eq!(launch.workgroups, u64::from(u32::MAX) * u64::from(u32::MAX));
+        // ... but not at two.
+        assert!(matches!(
+            at([u32::MAX, u32::MAX, 1], [64, 1, 1]),
+            Err(DispatchError::TooManyWorkgroups { waves_per_workgroup: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn worker_threads_are_capped_per_core() {
+        let (k, device) = (kernel(), Device::new(1 << 16).unwrap());
+        let cores = host_cores();
+        let limit = MAX_THREADS_PER_CORE * cores;
+        let with = |threads| resolve(&k, &Dispatch { threads, ..Dispatch::default() }, &device);
+        assert_eq!(with(limit).unwrap().threads, limit);
+        let e = with(limit + 1).unwrap_err();
+        assert_eq!(e, DispatchError::TooManyThreads { threads: limit + 1, cores });
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} worker threads is more than 16 per core ({limit} on this host's {cores} cores)",
+                limit + 1
+            )
+        );
+        assert!(matches!(with(usize::MAX), Err(DispatchError::TooManyThreads { .. })));
+    }
 }

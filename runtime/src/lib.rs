@@ -16,7 +16,7 @@ pub mod semantics;
 pub mod stats;
 
 pub use device::{Device, DeviceError};
-pub use dispatch::{resolve, Dispatch, DispatchError, Launch};
+pub use dispatch::{host_cores, resolve, Dispatch, DispatchError, Launch};
 pub use engine::Engine;
 pub use error::{RunError, RunErrorKind, Space};
 pub use interp::Interpreter;

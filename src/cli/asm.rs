@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use wave_isa::analysis::{kernel_info, KernelInfo};
 use wave_isa::asm::assemble;
 use wave_isa::disasm::{disassemble, DisasmOptions};
-use wave_isa::module::{listing_encoding, load_bytes_with, LoadErrorKind};
+use wave_isa::module::{listing_encoding, load_bytes_with, read_kernel_file, LoadErrorKind};
 use wave_isa::wbin::{self, WbinFile};
 use wave_isa::{Encoding, EncodingChoice};
 
@@ -51,7 +51,10 @@ pub struct CheckArgs {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+    read_kernel_file(path).map_err(|e| match e.kind {
+        LoadErrorKind::Io(e) => format!("cannot read `{}`: {e}", path.display()),
+        _ => e.to_string(),
+    })
 }
 
 /// Assemble a source file, printing warnings (and errors) to stderr.
@@ -148,6 +151,7 @@ fn info_table(infos: &[KernelInfo]) -> String {
         "f64",
         "mma",
         "calls",
+        "inlined",
     ];
     let rows: Vec<Vec<String>> = infos
         .iter()
@@ -167,6 +171,7 @@ fn info_table(infos: &[KernelInfo]) -> String {
                 yes(k.uses_f64),
                 yes(k.uses_mma),
                 yes(k.uses_calls),
+                k.inlined_instructions.to_string(),
             ]
         })
         .collect();

@@ -126,7 +126,7 @@ pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
     if let Some(w) = widths.iter().find(|w| !matches!(w, 4 | 8 | 16 | 32 | 64)) {
         return Err(format!("wave width {w} is not one of 4, 8, 16, 32, 64"));
     }
-    let jit = wave_jit_codegen::jit_engine().with_stats(args.stats);
+    let jit = wave_jit_codegen::JitEngine::strict().with_stats(args.stats);
     let interp = wave_runtime::Interpreter::new();
     let options = FuzzOptions {
         count: args.count,

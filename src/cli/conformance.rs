@@ -34,7 +34,7 @@ pub struct ConformanceArgs {
 fn engine(kind: EngineKind) -> Result<Box<dyn Engine>, String> {
     match kind {
         EngineKind::Interp => Ok(Box::new(Interpreter::new())),
-        EngineKind::Jit => Ok(Box::new(wave_jit_codegen::jit_engine())),
+        EngineKind::Jit => Ok(Box::new(wave_jit_codegen::JitEngine::strict())),
     }
 }
 

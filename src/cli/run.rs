@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+use wave_isa::module::{read_at_most, ReadError};
 use wave_runtime::{
     caps, Device, Dispatch, DispatchError, Engine, Interpreter, RunError, RunErrorKind, Stats,
 };
@@ -119,9 +120,24 @@ fn init_memory(args: &RunArgs, memory_file: Option<&MemoryFile>, device: &mut De
         device.write(fill.offset, &bytes).map_err(|e| e.to_string())?;
     }
     for arg in &args.arg {
-        let bytes =
-            std::fs::read(&arg.path).map_err(|e| format!("failed to open {}: {e}", arg.path.display()))?;
-        device.write(arg.offset, &bytes).map_err(|e| e.to_string())?;
+        let (offset, path) = (arg.offset, &arg.path);
+        // What fits from the offset to the end of device memory: a larger file is refused by
+        // its size (a stream once that much came), before it is all in memory.
+        let room = device.size().saturating_sub(offset);
+        let bytes = read_at_most(path, room).map_err(|e| match e {
+            ReadError::Io(e) => format!("failed to open {}: {e}", path.display()),
+            ReadError::TooLarge { size: Some(size) } => format!(
+                "--arg {}: {size} bytes do not fit at offset 0x{offset:x} of device memory \
+                 ({room} bytes from there to its end; --device-memory sets its size)",
+                path.display()
+            ),
+            ReadError::TooLarge { size: None } => format!(
+                "--arg {}: not a regular file, and more than the {room} bytes from offset \
+                 0x{offset:x} to the end of device memory",
+                path.display()
+            ),
+        })?;
+        device.write(offset, &bytes).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -237,17 +253,19 @@ pub fn run(args: RunArgs) -> CliResult {
     }
     output::print(&out)?;
     if ran && std::io::stderr().is_terminal() {
-        let jit = engine.name() == "jit";
-        let compiled =
-            if jit { jit_compile_text(kernel, &dispatch, &device, args.stats) } else { String::new() };
+        // A kernel the JIT declined ran on the interpreter (the engine printed why).
+        let (ran_on, compiled) = match (engine.name(), &stats.fallback) {
+            ("jit", None) => ("jit", jit_compile_text(kernel, &dispatch, &device, args.stats)),
+            ("jit", Some(_)) => ("interp (the JIT declined the kernel)", String::new()),
+            (name, _) => (name, String::new()),
+        };
         // The JIT counts instructions only under a limit or with --stats.
-        let counted = !jit || args.stats || args.max_instructions > 0;
+        let counted = ran_on != "jit" || args.stats || args.max_instructions > 0;
         let instructions =
             if counted { format!(", {} wave-instructions", stats.instructions) } else { String::new() };
         eprintln!(
-            "wave-jit: kernel `{}` on {}: {} workgroups{instructions} in {:.3} ms{compiled}",
+            "wave-jit: kernel `{}` on {ran_on}: {} workgroups{instructions} in {:.3} ms{compiled}",
             kernel.meta.name,
-            engine.name(),
             stats.workgroups,
             elapsed.as_secs_f64() * 1e3
         );

@@ -109,8 +109,8 @@ pub fn jit_counts_match_the_interpreter() {
     assert!(expected.len() > 1000, "only {} runs", expected.len());
     let failed = expected.iter().filter(|(_, r)| matches!(r, Ran::Failed { .. })).count();
     eprintln!("{} runs, {failed} expected to fail", expected.len());
-    let plain = wave_jit_codegen::jit_engine();
-    let counting = wave_jit_codegen::jit_engine().with_stats(true);
+    let plain = wave_jit_codegen::JitEngine::strict();
+    let counting = wave_jit_codegen::JitEngine::strict().with_stats(true);
     for (engine, keep) in [(plain, instructions_only as fn(&Ran) -> Ran), (counting, Ran::clone)] {
         let got = record(&engine);
         assert_eq!(got.len(), expected.len(), "both engines ran the same programs");

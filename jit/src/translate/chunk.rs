@@ -85,7 +85,7 @@ impl Translator<'_, '_> {
             if let Some(plan) = &shadows {
                 self.enter_shadows(plan, bail);
             }
-            let repeats = self.b.declare_var(I64);
+            let repeats = self.scoped_var(I64);
             self.b.def_var(repeats, zero);
             self.chunk_trips = affordable.map(|a| (repeats, a));
             result = self.loop_wave(offset, body, func);
@@ -98,6 +98,7 @@ impl Translator<'_, '_> {
             self.test_deferred_nans(bail);
             let r = self.b.use_var(repeats);
             longest = self.b.ins().umax(longest, r);
+            self.release_vars(I64, &[repeats]);
         }
         self.chunk_trips = None;
         self.nan_deferred.clear();

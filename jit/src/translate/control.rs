@@ -12,7 +12,7 @@ use crate::ctx::status;
 use crate::error::JitError;
 use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{Block, InstBuilder, SourceLoc};
 use cranelift_frontend::Variable;
 use wave_isa::analysis::cost::{self, Cost};
@@ -448,6 +448,8 @@ impl Translator<'_, '_> {
         self.enter(exit, offset);
         let broke = self.get(&brk);
         self.set(&exec_vars, &broke);
+        self.release_vars(I32X4, &brk);
+        self.release_vars(I32X4, &cont);
         Ok(())
     }
 
@@ -481,6 +483,7 @@ impl Translator<'_, '_> {
         let r = self.get(&ret);
         let joined = self.or(&exec, &r);
         self.set(&exec_vars, &joined);
+        self.release_vars(I32X4, &ret);
         Ok(())
     }
 }

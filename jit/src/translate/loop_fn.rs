@@ -16,7 +16,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use wave_isa::opcodes::Role;
 use wave_isa::{FuncId, Kernel, StateRef, Stmt, StmtKind};
 
@@ -94,32 +94,48 @@ pub fn prune_loop_state(func: &mut Function, fns: &mut [LoopFn]) {
     }
     // Optional: the stores of unexposed entry values, which must not keep their own values
     // live. One whose output turns out live stays, and is then an effect like any store (its
-    // value may be another loop's output): repeat until no more stay.
+    // value may be another loop's output): its values become live in turn, which may make
+    // more outputs live, until nothing changes. Each value is looked at once.
     let mut optional: HashSet<Inst> = fns
         .iter()
         .flat_map(|f| f.state.unexposed.iter().zip(&f.in_stores).filter(|(u, _)| u.is_some()))
         .flat_map(|(_, stores)| stores.iter().copied())
         .collect();
+    // Which loop function's `out` group each of the caller's loads fills.
+    let mut filled_by: HashMap<Value, (usize, usize)> = HashMap::new();
+    for (i, f) in fns.iter().enumerate() {
+        for (group, loads) in f.out_loads.iter().enumerate() {
+            filled_by.extend(loads.iter().map(|&v| (v, (i, group))));
+        }
+    }
+    let mut liveness = crate::dead_params::Liveness::new(func, &optional);
+    let mut outputs_seen: HashSet<(usize, usize)> = HashSet::new();
     loop {
-        let live = crate::dead_params::live_values(func, &optional);
-        let mut staying = Vec::new();
-        for f in fns.iter_mut() {
-            for (group, loads) in f.out_loads.iter().enumerate() {
-                f.state.live_out[group] = loads.iter().any(|v| live.contains(v));
+        let newly_live = liveness.take_new();
+        if newly_live.is_empty() {
+            break;
+        }
+        for v in newly_live {
+            let Some(&(i, out)) = filled_by.get(&v) else { continue };
+            if !outputs_seen.insert((i, out)) {
+                continue;
             }
-            for (group, out) in f.state.unexposed.iter().enumerate() {
-                if out.is_some_and(|out| f.state.live_out[out]) {
-                    staying.extend(f.in_stores[group].iter().copied().filter(|i| optional.contains(i)));
+            let f = &fns[i];
+            for (group, _) in f.state.unexposed.iter().enumerate().filter(|(_, u)| **u == Some(out)) {
+                for &store in &f.in_stores[group] {
+                    if optional.remove(&store) {
+                        liveness.add_root(store);
+                    }
                 }
             }
         }
-        if staying.is_empty() {
-            break;
-        }
-        for inst in staying {
-            optional.remove(&inst);
+    }
+    for f in fns.iter_mut() {
+        for (group, loads) in f.out_loads.iter().enumerate() {
+            f.state.live_out[group] = loads.iter().any(|v| liveness.contains(v));
         }
     }
+    drop(liveness);
     for inst in optional {
         func.layout.remove_inst(inst);
     }

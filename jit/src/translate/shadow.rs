@@ -20,6 +20,7 @@
 use super::alu::int_compare;
 use super::Translator;
 use crate::error::JitError;
+use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I8};
 use cranelift_codegen::ir::{Block, InstBuilder, Value};
@@ -224,7 +225,7 @@ impl Translator<'_, '_> {
                 let flag = self.not_written_yet();
                 self.shadows.reg_entries.insert(reg, (flag, v));
             }
-            let var = self.b.declare_var(I32);
+            let var = self.scoped_var(I32);
             self.b.def_var(var, lane0);
             self.shadows.regs.insert(reg, (var, stride));
             if let Some(c) = constant {
@@ -241,7 +242,7 @@ impl Translator<'_, '_> {
                 let flag = self.not_written_yet();
                 self.shadows.pred_entries.insert(pred, (flag, v));
             }
-            let var = self.b.declare_var(I32);
+            let var = self.scoped_var(I32);
             self.b.def_var(var, lane0);
             self.shadows.preds.insert(pred, var);
         }
@@ -255,7 +256,7 @@ impl Translator<'_, '_> {
 
     /// A fresh "written yet" flag, false.
     fn not_written_yet(&mut self) -> Variable {
-        let flag = self.b.declare_var(I8);
+        let flag = self.scoped_var(I8);
         let no = self.b.ins().iconst(I8, 0);
         self.b.def_var(flag, no);
         flag
@@ -281,7 +282,20 @@ impl Translator<'_, '_> {
                 self.set(&vars, &[v]);
             }
         }
-        self.shadows = Shadows::default();
+        let shadows = std::mem::take(&mut self.shadows);
+        // Sorted: the maps' order is random, and the code should not be.
+        let mut scalars: Vec<Variable> =
+            shadows.regs.values().map(|&(var, _)| var).chain(shadows.preds.values().copied()).collect();
+        scalars.sort_unstable_by_key(|v| v.index());
+        self.release_vars(I32, &scalars);
+        let mut flags: Vec<Variable> = shadows
+            .reg_entries
+            .values()
+            .chain(shadows.pred_entries.values())
+            .map(|&(flag, _)| flag)
+            .collect();
+        flags.sort_unstable_by_key(|v| v.index());
+        self.release_vars(I8, &flags);
     }
 
     /// `v`, or the entry vector where the loop has not written the value (unchecked values).

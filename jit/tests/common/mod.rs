@@ -98,7 +98,7 @@ pub fn run_both(kernel: &Kernel, dispatch: &Dispatch, device_size: u64, seed: u6
     let mut b = Device::new(device_size).unwrap();
     b.bytes_mut().copy_from_slice(a.bytes());
     let ra = Interpreter::new().run(kernel, dispatch, &mut a).map(|_| ());
-    let rb = jit_engine().run(kernel, dispatch, &mut b).map(|_| ());
+    let rb = JitEngine::strict().run(kernel, dispatch, &mut b).map(|_| ());
     (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
 }
 
@@ -163,7 +163,7 @@ pub fn check_gemm(kernel: &Kernel, w: u32) {
     let mut b = Device::new(4 * bytes as u64).unwrap();
     b.bytes_mut().copy_from_slice(a.bytes());
     let ra = Interpreter::new().run(kernel, &d, &mut a).map(|_| ());
-    let rb = jit_engine().run(kernel, &d, &mut b).map(|_| ());
+    let rb = JitEngine::strict().run(kernel, &d, &mut b).map(|_| ());
     assert_eq!(ra, rb, "gemm W={w}");
     assert!(a.bytes() == b.bytes(), "gemm W={w}: memory differs");
     check(kernel, &d, 4 * bytes as u64);
