@@ -312,7 +312,7 @@ fn check(mem: &[u8], per_round: u32, what: &str) {
 /// Every op kind at every unaligned offset, on the JIT with two threads.
 #[test]
 fn unaligned_atomics_lose_nothing_on_two_threads() {
-    check(&run(&JitEngine, PER_ROUND_JIT, SPINS), PER_ROUND_JIT, "JIT");
+    check(&run(&JitEngine::strict(), PER_ROUND_JIT, SPINS), PER_ROUND_JIT, "JIT");
 }
 
 /// The same kernel on the interpreter (one thread: the rendezvous is skipped), checked the
@@ -343,6 +343,6 @@ fn repro_unaligned_counter_on_two_threads() {
     let k = wave_isa::Module::from_wbin(&assembled.file).unwrap().kernels.remove(0);
     let d = Dispatch { grid: [64, 1, 1], workgroup: [256, 1, 1], threads: 2, ..Dispatch::default() };
     let mut dev = Device::new(1 << 20).unwrap();
-    JitEngine.run(&k, &d, &mut dev).unwrap();
+    JitEngine::strict().run(&k, &d, &mut dev).unwrap();
     assert_eq!(dev.read(0, 8).unwrap(), &[0, 0, 0x00, 0x00, 0x32, 0x00, 0, 0], "0x320000 expected at 2");
 }

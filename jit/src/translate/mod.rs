@@ -709,7 +709,7 @@ mod tests {
     #[test]
     fn variables_do_not_grow_with_the_number_of_loops() {
         for width in [4, 32] {
-            let flags = Flags { width, checked: true, fuel: true, workgroup: [width, 1, 1] };
+            let flags = Flags { width, checked: true, fuel: true, workgroup: [width, 1, 1], stats: false };
             let few = declared_vars(&loops(4), flags);
             let many = declared_vars(&loops(40), flags);
             assert_eq!(few, many, "W = {width}: {few} variables for 4 loops, {many} for 40");

@@ -5,7 +5,7 @@
 use wave_isa::ir::build_kernel;
 use wave_isa::opcodes::{Class, Kind, Role, OPS};
 use wave_isa::{Instruction, Kernel, KernelMeta, Op, PredRef, SpecialReg};
-use wave_jit_codegen::jit_engine;
+use wave_jit_codegen::JitEngine;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError};
 
 /// Every wave width the engines support.
