@@ -377,32 +377,20 @@ f:
     fn calls_past_the_depth_limit_count_their_marker_only() {
         // A chain entry -> f1 -> ... -> f9: each fN is `nop; call fN+1; return`, f9 `nop;
         // return`. The call made at depth 8 (f8's) fails, so f9 is never counted.
-        // The assembler rejects such a chain (as the validator does), so the code is encoded
-        // here; the tree builder accepts it, and the engines fail the call.
-        use crate::instr::Instruction;
-        use crate::opcodes::Op;
-        let call = |target: u32| {
-            let mut i = Instruction::new(Op::Call);
-            i.imm = target;
-            i
-        };
-        // Entry: call (8 bytes) and halt (4); f1 at 12, each fN 16 bytes (nop, call, return).
-        let first = 12;
-        let mut insts = vec![call(first), Instruction::new(Op::Halt)];
-        for n in 1..=9u32 {
-            insts.push(Instruction::new(Op::Nop));
+        let mut source = String::from(".kernel k\n    call f1\n    halt\n");
+        for n in 1..=9 {
+            source.push_str(&format!("f{n}:\n    nop\n"));
             if n < 9 {
-                insts.push(call(first + 16 * n));
+                source.push_str(&format!("    call f{}\n", n + 1));
             }
-            insts.push(Instruction::new(Op::Return));
+            source.push_str("    return\n");
         }
-        let mut code = Vec::new();
-        for i in &insts {
-            i.encode_into(&mut code);
-        }
-        let meta = crate::ir::KernelMeta { name: "k".into(), registers: 32, ..Default::default() };
-        let k = crate::ir::build_kernel(meta, &code).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(k.funcs.len(), 10, "entry and f1..f9");
+        source.push_str(".end\n");
+        // The validator (and so the checking assembler) rejects such a chain; the tree does
+        // not, and the engines fail the call.
+        let assembled = crate::asm::assemble_unchecked(&source, "k.wave").unwrap_or_else(|e| panic!("{e}"));
+        let wbin = &assembled.file.kernels[0];
+        let k = crate::ir::build_kernel(wbin.meta.clone(), &wbin.code).unwrap_or_else(|e| panic!("{e}"));
         let model = CostModel::new(&k);
         // The entry's call and halt; f1..f8 each nop, call and return.
         assert_eq!(model.walk(&k.funcs[0].body, 0).total(), 2 + 8 * 3);

@@ -43,7 +43,19 @@ pub struct Assembled {
 
 /// Assemble a whole source file. On failure every diagnostic of the file is returned.
 pub fn assemble(source: &str, file_name: &str) -> Result<Assembled, Diagnostics> {
-    let mut asm = Assembler { file: file_name, lines: source.lines().collect(), ..Default::default() };
+    assemble_with(source, file_name, true)
+}
+
+/// [`assemble`] without the structure check: each instruction is encoded, but the kernel's tree
+/// is not built and validated. For tests and tools that make binaries the loader rejects (calls
+/// nested too deep, recursion, `break` outside a loop).
+pub fn assemble_unchecked(source: &str, file_name: &str) -> Result<Assembled, Diagnostics> {
+    assemble_with(source, file_name, false)
+}
+
+fn assemble_with(source: &str, file_name: &str, check_structure: bool) -> Result<Assembled, Diagnostics> {
+    let mut asm =
+        Assembler { file: file_name, lines: source.lines().collect(), check_structure, ..Default::default() };
     for index in 0..asm.lines.len() {
         asm.line(index);
     }
@@ -101,6 +113,8 @@ struct Assembler<'a> {
     kernel_lines: HashMap<String, usize>,
     /// Label name → kernel that defines it (for "label is in another kernel").
     label_kernels: HashMap<String, String>,
+    /// Build and validate each kernel's tree (see [`assemble_unchecked`]).
+    check_structure: bool,
 }
 
 impl Assembler<'_> {
@@ -349,7 +363,7 @@ impl Assembler<'_> {
             }
             e.inst.encode_into(&mut code);
         }
-        if !k.had_errors && self.error_count() == errors_before {
+        if self.check_structure && !k.had_errors && self.error_count() == errors_before {
             self.check_structure(&k.meta, &code, &sites, (k.line, k.span));
         }
         self.kernels.push(WbinKernel { meta: k.meta, code });
