@@ -339,6 +339,26 @@ int32_t wave_launch(struct WaveDevice *device,
                     size_t arg_count,
                     const struct WaveLaunchOptions *options);
 
+// Assemble `.wave` source (`len` bytes of UTF-8 at `source`) into a `.wbin` binary. `name`
+// (NULL: `"<source>"`) names the source in errors (`name:line:column`). On success `*wbin`
+// points to `*wbin_len` bytes that the caller releases with `wave_free`.
+//
+// # Safety
+// `source` is NULL or readable for `len` bytes; `name` is NULL or a NUL-terminated string;
+// `wbin` and `wbin_len` are NULL or writable.
+int32_t wave_assemble(const uint8_t *source,
+                      size_t len,
+                      const char *name,
+                      uint8_t **wbin,
+                      size_t *wbin_len);
+
+// Release bytes made by wave-jit (`wave_assemble`'s binary); `len` is the length it gave.
+// NULL: nothing.
+//
+// # Safety
+// `bytes` is NULL or was returned by `wave_assemble` with length `len`, and is freed once.
+void wave_free(uint8_t *bytes, size_t len);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -8,6 +8,7 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 use wave_runtime::{Dispatch, Engine, Interpreter, Stats};
 
 /// Device memory a [`Device`] gets when [`DeviceConfig`] does not say: 256 MiB. Pages are
@@ -176,6 +177,18 @@ impl LaunchConfig {
             unchecked: defaults.unchecked,
         }
     }
+}
+
+/// What a finished launch reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchReport {
+    /// Execution counters: all of them from the interpreter; workgroups and waves from the JIT
+    /// (per-operation counters would cost instructions in its code).
+    pub stats: Stats,
+    /// Time the JIT spent compiling the kernel for this launch: zero when its cache had the
+    /// code (a kernel with the same code, wave width, workgroup size and flags ran before in
+    /// this process), and always with the interpreter.
+    pub compile_time: Duration,
 }
 
 /// A value that device memory holds as little-endian bytes: `u8`, `i8`, `u16`, `i16`, `u32`,
@@ -439,15 +452,14 @@ impl Device {
 
     /// Run `kernel` over `grid` workgroups of `workgroup` threads with `args` in registers 0,
     /// 1, ... (see [`Arg`]), default wave width and limits. Returns when the kernel has
-    /// finished; the statistics are the interpreter's counters (the JIT fills only workgroups
-    /// and waves).
+    /// finished.
     pub fn launch(
         &mut self,
         kernel: &Kernel,
         grid: [u32; 3],
         workgroup: [u32; 3],
         args: &[Arg],
-    ) -> Result<Stats> {
+    ) -> Result<LaunchReport> {
         self.launch_with(kernel, &LaunchConfig::new(grid, workgroup), args)
     }
 
@@ -463,7 +475,12 @@ impl Device {
     /// assert!(error.to_string().contains("instruction limit of 1000"), "{error}");
     /// # Ok::<(), wave_jit::Error>(())
     /// ```
-    pub fn launch_with(&mut self, kernel: &Kernel, config: &LaunchConfig, args: &[Arg]) -> Result<Stats> {
+    pub fn launch_with(
+        &mut self,
+        kernel: &Kernel,
+        config: &LaunchConfig,
+        args: &[Arg],
+    ) -> Result<LaunchReport> {
         let registers = kernel.registers();
         if args.len() > registers as usize {
             return Err(Error::TooManyArguments {
@@ -495,7 +512,7 @@ impl Device {
         kernel: &Kernel,
         config: &LaunchConfig,
         registers: Vec<(u8, u32)>,
-    ) -> Result<Stats> {
+    ) -> Result<LaunchReport> {
         let dispatch = Dispatch {
             grid: config.grid,
             workgroup: config.workgroup,
@@ -506,11 +523,17 @@ impl Device {
             unchecked: config.unchecked,
             ..Dispatch::default()
         };
-        let engine: &dyn Engine = match &self.engine {
-            EngineImpl::Jit(jit) => jit,
-            EngineImpl::Interpreter(interp) => interp,
-        };
-        Ok(engine.run(kernel.ir(), &dispatch, &mut self.memory)?)
+        match &self.engine {
+            EngineImpl::Jit(jit) => {
+                let counts = jit.run_counted(kernel.ir(), &dispatch, &mut self.memory)?;
+                let stats = Stats { workgroups: counts.workgroups, waves: counts.waves, ..Stats::default() };
+                Ok(LaunchReport { stats, compile_time: Duration::from_nanos(counts.compile_ns) })
+            }
+            EngineImpl::Interpreter(interp) => {
+                let stats = interp.run(kernel.ir(), &dispatch, &mut self.memory)?;
+                Ok(LaunchReport { stats, compile_time: Duration::ZERO })
+            }
+        }
     }
 
     /// `buffer` is one of this device's live buffers.

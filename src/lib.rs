@@ -96,7 +96,8 @@ mod error;
 mod module;
 
 pub use device::{
-    Arg, Buffer, Device, DeviceConfig, Element, EngineKind, LaunchConfig, DEFAULT_ALIGN, DEFAULT_MEMORY,
+    Arg, Buffer, Device, DeviceConfig, Element, EngineKind, LaunchConfig, LaunchReport, DEFAULT_ALIGN,
+    DEFAULT_MEMORY,
 };
 pub use error::{Error, Result};
 pub use module::{assemble, Kernel, Module};

@@ -34,7 +34,14 @@ fn compile(test: &str, sources: &[PathBuf], exe: &Path) -> Option<()> {
 
 /// Run a compiled program; it must succeed. Returns its stdout.
 fn run(exe: &Path, args: &[&Path], env: &[(&str, &str)]) -> String {
-    let output: Output = Command::new(exe).args(args).envs(env.iter().copied()).output().expect("running");
+    // cargo's LD_LIBRARY_PATH for tests names target/<profile> too, where an older
+    // libwave_jit.so from `cargo build` may lie: it would win over the program's rpath.
+    let output: Output = Command::new(exe)
+        .args(args)
+        .env("LD_LIBRARY_PATH", support::library_dir())
+        .envs(env.iter().copied())
+        .output()
+        .expect("running");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),

@@ -178,11 +178,16 @@ fn kernel_hash(kernel: &Kernel) -> u64 {
 
 /// The compiled code for `kernel` at `flags`, from the cache or freshly compiled.
 pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+    compile_or_reuse(kernel, flags).map(|(compiled, _)| compiled)
+}
+
+/// [`compile`], also telling whether this call compiled the code (false: it came from the cache).
+pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>, bool), JitError> {
     let hash = kernel_hash(kernel);
     {
         let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(e) = cache.iter().find(|e| e.hash == hash && e.flags == flags && e.kernel == *kernel) {
-            return Ok(e.compiled.clone());
+            return Ok((e.compiled.clone(), false));
         }
     }
     let (compiled, optimized) = compile_uncached(kernel, flags)?;
@@ -193,7 +198,7 @@ pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError>
     }
     let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
     cache.push(CacheEntry { hash, flags, kernel: kernel.clone(), compiled: compiled.clone() });
-    Ok(compiled)
+    Ok((compiled, true))
 }
 
 /// The host ISA with native features and `opt_level=speed` (built once), with the

@@ -611,9 +611,11 @@ fn launch_with_host_arrays(
                 device.write_bytes(&buffer, 0, data).map_err(|e| Failure::of(e, WAVE_ERROR_WRITE))?;
                 Arg::Buffer(buffer)
             }
-            other => return Err(Failure::argument(format!(
+            other => {
+                return Err(Failure::argument(format!(
                 "args[{index}].kind is {other}, not one of WAVE_ARG_BUFFER, _U32, _I32, _F32, _HOST (0..4)"
-            ))),
+            )))
+            }
         };
         converted.push(converted_arg);
     }
@@ -627,4 +629,59 @@ fn launch_with_host_arrays(
         }
     }
     Ok(())
+}
+
+/// Assemble `.wave` source (`len` bytes of UTF-8 at `source`) into a `.wbin` binary. `name`
+/// (NULL: `"<source>"`) names the source in errors (`name:line:column`). On success `*wbin`
+/// points to `*wbin_len` bytes that the caller releases with `wave_free`.
+///
+/// # Safety
+/// `source` is NULL or readable for `len` bytes; `name` is NULL or a NUL-terminated string;
+/// `wbin` and `wbin_len` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wave_assemble(
+    source: *const u8,
+    len: usize,
+    name: *const c_char,
+    wbin: *mut *mut u8,
+    wbin_len: *mut usize,
+) -> i32 {
+    guard("wave_assemble", || {
+        // SAFETY: the caller's contract.
+        unsafe { clear(wbin) };
+        // SAFETY: the caller's contract.
+        let source = unsafe { bytes(source, len, "source")? };
+        let source = std::str::from_utf8(source).map_err(|e| {
+            Failure::argument(format!("`source` is not UTF-8 (invalid byte at {})", e.valid_up_to()))
+        })?;
+        // SAFETY: the caller's contract.
+        let name = if name.is_null() { "<source>" } else { unsafe { text(name, "name")? } };
+        let assembled = crate::assemble(source, name).map_err(|e| Failure::of(e, WAVE_ERROR_ARGUMENT))?;
+        if wbin.is_null() || wbin_len.is_null() {
+            return Err(Failure::argument("`wbin` or `wbin_len` is NULL"));
+        }
+        let assembled = Box::into_raw(assembled.into_boxed_slice());
+        // SAFETY: both checked not NULL above; writable by the caller's contract. The slice is
+        // released by `wave_free` with this length.
+        unsafe {
+            wbin_len.write(assembled.len());
+            wbin.write(assembled.cast());
+        }
+        Ok(())
+    })
+}
+
+/// Release bytes made by wave-jit (`wave_assemble`'s binary); `len` is the length it gave.
+/// NULL: nothing.
+///
+/// # Safety
+/// `bytes` is NULL or was returned by `wave_assemble` with length `len`, and is freed once.
+#[no_mangle]
+pub unsafe extern "C" fn wave_free(bytes: *mut u8, len: usize) {
+    guard_value("wave_free", (), || {
+        if !bytes.is_null() {
+            // SAFETY: made by `Box::into_raw` of a boxed slice of `len` bytes (contract).
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(bytes, len)) });
+        }
+    })
 }

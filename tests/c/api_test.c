@@ -162,6 +162,21 @@ int main(int argc, char **argv) {
     CHECK(error_mentions("available kernels (name or index): 0: oob"));
     CHECK(wave_module_kernel_at(module, 1, &kernel) == WAVE_ERROR_NOT_FOUND);
 
+    /* Assembling to .wbin bytes, loading them. */
+    uint8_t *wbin = NULL;
+    size_t wbin_len = 0;
+    CHECK(wave_assemble((const uint8_t *)OOB_SOURCE, strlen(OOB_SOURCE), "oob.wave", &wbin, &wbin_len) ==
+          WAVE_OK);
+    CHECK(wbin_len > 32 && memcmp(wbin, "WAVE", 4) == 0);
+    WaveModule *from_wbin = NULL;
+    CHECK(wave_module_load(wbin, wbin_len, NULL, &from_wbin) == WAVE_OK);
+    CHECK(wave_module_kernel_count(from_wbin) == 1);
+    wave_module_free(from_wbin);
+    wave_free(wbin, wbin_len);
+    CHECK(wave_assemble((const uint8_t *)bad_source, strlen(bad_source), "bad.wave", &wbin, &wbin_len) ==
+          WAVE_ERROR_LOAD);
+    CHECK(wbin == NULL && error_mentions("bad.wave:2:"));
+
     /* A failing launch: status 5 and where it failed. */
     CHECK(wave_module_kernel(module, "0", &kernel) == WAVE_OK);
     const uint32_t one[3] = {1, 1, 1};

@@ -58,6 +58,11 @@ int main(void) {
     expect(wave_buffer_read(buffer, 0, &byte, 1) == WAVE_ERROR_INTERNAL, "wave_buffer_read");
     expect(wave_launch(device, kernel, &dims, &dims, NULL, 0, NULL) == WAVE_ERROR_INTERNAL,
            "wave_launch");
+    uint8_t *wbin = &byte;
+    size_t wbin_len = 0;
+    expect(wave_assemble(&byte, 1, NULL, &wbin, &wbin_len) == WAVE_ERROR_INTERNAL, "wave_assemble");
+    wave_free(&byte, 1);
+    expect(1, "wave_free");
     printf("panic_barrier: %d entry points returned their failure value\n", checks);
     return 0;
 }

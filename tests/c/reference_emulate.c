@@ -76,6 +76,16 @@ int main(int argc, char **argv) {
     CHECK(wave_emulate(wbin, wbin_len, small, sizeof small, regs, 5, &grid, &workgroup) == 0);
     CHECK(memcmp(small + 8 * N, mem + 8 * N, 4 * N) == 0);
 
+    /* Device memory past the caller's bytes starts zero-filled on every call, even where an
+     * earlier call's kernel wrote: out = 1 * x + y with x read past the caller's 8N bytes. */
+    uint8_t xy[8 * N];
+    memcpy(xy, mem, sizeof xy);
+    const uint32_t write_past[5][2] = {{0, 0}, {1, 4 * N}, {2, 8 * N}, {3, N}, {4, f32_bits(1.0f)}};
+    CHECK(wave_emulate(wbin, wbin_len, xy, sizeof xy, write_past, 5, &grid, &workgroup) == 0);
+    const uint32_t read_past[5][2] = {{0, 8 * N}, {1, 4 * N}, {2, 0}, {3, N}, {4, f32_bits(1.0f)}};
+    CHECK(wave_emulate(wbin, wbin_len, xy, sizeof xy, read_past, 5, &grid, &workgroup) == 0);
+    for (int i = 0; i < N; i++) CHECK(((float *)xy)[i] == 10.0f);
+
     /* A run that fails (n = 2^20 reads past device memory): 5, memory unchanged. */
     uint8_t *before = malloc(mem_len);
     memcpy(before, mem, mem_len);
