@@ -416,7 +416,7 @@ impl Device {
 
     /// The whole buffer as values of `T` (its length must be a multiple of `T`'s size).
     pub fn read<T: Element>(&self, buffer: &Buffer) -> Result<Vec<T>> {
-        if buffer.len % T::SIZE as u64 != 0 {
+        if !buffer.len.is_multiple_of(T::SIZE as u64) {
             return Err(Error::PartialElement { buffer_len: buffer.len, element_size: T::SIZE });
         }
         let range = self.range(buffer, 0, buffer.len)?;

@@ -1,7 +1,7 @@
 //! The `.wbin` container: reading and writing, byte-compatible with the reference writer
 //! (wave-format.md §1).
 //!
-//! Layout written by [`write`]: a 32-byte header, the code of every kernel concatenated in
+//! Layout written by [`write()`]: a 32-byte header, the code of every kernel concatenated in
 //! order, the symbol table (each kernel name + NUL, in kernel order; omitted when stripped),
 //! then the metadata table (u32 count + one 32-byte record per kernel). Integers are
 //! little-endian and nothing is padded.

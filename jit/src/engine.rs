@@ -1,6 +1,7 @@
 //! Running compiled waves: workgroups over rayon workers, waves of a workgroup on one worker,
-//! fibers for kernels with barriers. The schedule is RUNTIME_API.md's, so results match the
-//! interpreter bit for bit: waves in order, each until it reaches a barrier or ends.
+//! fibers for kernels with barriers. The schedule is the engine contract's (the documentation
+//! of [`wave_runtime`]), so results match the interpreter bit for bit: waves in order, each
+//! until it reaches a barrier or ends.
 
 use crate::compiler::{compile, compile_or_reuse, Compiled};
 use crate::ctx::{status, WaveCtx, MAX_LANES};

@@ -15,7 +15,7 @@
 //! interpreter (the loop's wave-major function, compiled on first use: see [`super::loop_fn`]).
 //! Accumulators that only accumulate (`fma acc, a, b, acc`) keep a NaN to the loop's end, so
 //! their operands are not tested per trip: one test of the accumulators at each vector's loop
-//! exit takes the same bail-out ([`nan_sticky_accumulators`]). With a budget, the wave is
+//! exit takes the same bail-out (`nan_sticky_accumulators`). With a budget, the wave is
 //! charged after the loop for its longest vector's trips (what the wave-major loop's latch
 //! would have counted), so loops with nested loops stay wave-major then.
 

@@ -109,7 +109,7 @@ pub struct Translator<'a, 'f> {
     /// the most trips the budget left at loop entry pays for (more: bail out).
     pub chunk_trips: Option<(Variable, Value)>,
     /// In a chunk-major loop: accumulators whose NaN test waits for the loop's end (see
-    /// [`chunk::nan_sticky_accumulators`]).
+    /// `chunk::nan_sticky_accumulators`).
     pub nan_deferred: Vec<u32>,
     /// In a chunk-major loop: values kept as scalars (see [`shadow`]).
     pub shadows: shadow::Shadows,
