@@ -14,18 +14,22 @@ pub(crate) struct Allocator {
     size: u64,
     /// Free blocks: start → length. Never empty blocks, never two adjacent ones.
     free: BTreeMap<u64, u64>,
-    /// Live blocks: start → length reserved (at least 1 byte: a zero-length buffer still has
-    /// an address of its own).
-    used: BTreeMap<u64, u64>,
+    /// Live blocks: start → (length reserved, allocation number). At least 1 byte is
+    /// reserved: a zero-length buffer still has an address of its own.
+    used: BTreeMap<u64, (u64, u64)>,
+    /// Numbers allocations, so that a freed block's handle is not taken for a later block at
+    /// the same address.
+    allocations: u64,
 }
 
 impl Allocator {
     pub(crate) fn new(size: u64) -> Allocator {
-        Allocator { size, free: BTreeMap::from([(0, size)]), used: BTreeMap::new() }
+        Allocator { size, free: BTreeMap::from([(0, size)]), used: BTreeMap::new(), allocations: 0 }
     }
 
-    /// The start of a block of `len` bytes aligned to `align`, first fit from address 0.
-    pub(crate) fn alloc(&mut self, len: u64, align: u64) -> Result<u64> {
+    /// A block of `len` bytes aligned to `align`, first fit from address 0: its start and its
+    /// allocation number.
+    pub(crate) fn alloc(&mut self, len: u64, align: u64) -> Result<(u64, u64)> {
         if !align.is_power_of_two() || align > MAX_ALIGN {
             return Err(Error::BadAlignment { align });
         }
@@ -50,18 +54,19 @@ impl Allocator {
         if end < start + block {
             self.free.insert(end, start + block - end);
         }
-        self.used.insert(aligned, reserve);
-        Ok(aligned)
+        self.allocations += 1;
+        self.used.insert(aligned, (reserve, self.allocations));
+        Ok((aligned, self.allocations))
     }
 
-    /// Whether a live block starts at `start` and holds at least `len` bytes.
-    pub(crate) fn is_live(&self, start: u64, len: u64) -> bool {
-        self.used.get(&start).is_some_and(|&reserved| reserved >= len)
+    /// Whether allocation number `id` is live and starts at `start`.
+    pub(crate) fn is_live(&self, start: u64, id: u64) -> bool {
+        self.used.get(&start).is_some_and(|&(_, live)| live == id)
     }
 
     /// Return the block at `start`; false if none is live there.
     pub(crate) fn free(&mut self, start: u64) -> bool {
-        let Some(len) = self.used.remove(&start) else {
+        let Some((len, _)) = self.used.remove(&start) else {
             return false;
         };
         let (mut start, mut end) = (start, start + len);
@@ -80,7 +85,7 @@ impl Allocator {
 
     /// Bytes in live blocks.
     pub(crate) fn used_bytes(&self) -> u64 {
-        self.used.values().sum()
+        self.used.values().map(|&(len, _)| len).sum()
     }
 }
 
@@ -91,18 +96,19 @@ mod tests {
     #[test]
     fn first_fit_with_alignment_and_merging() {
         let mut a = Allocator::new(1024);
-        assert_eq!(a.alloc(10, 1).unwrap(), 0);
-        assert_eq!(a.alloc(4, 16).unwrap(), 16);
-        assert_eq!(a.alloc(100, 256).unwrap(), 256);
+        let mut at = |len, align| a.alloc(len, align).unwrap().0;
+        assert_eq!(at(10, 1), 0);
+        assert_eq!(at(4, 16), 16);
+        assert_eq!(at(100, 256), 256);
         // The gap 10..16 is free and 20..256 too: a 6-byte block goes first fit.
-        assert_eq!(a.alloc(6, 1).unwrap(), 10);
+        assert_eq!(at(6, 1), 10);
         assert_eq!(a.used_bytes(), 120);
         assert!(a.free(16));
         assert!(!a.free(16), "double free is refused");
         assert!(a.free(0));
         assert!(a.free(10));
         // 0..256 is one free block again.
-        assert_eq!(a.alloc(256, 1).unwrap(), 0);
+        assert_eq!(a.alloc(256, 1).unwrap().0, 0);
         assert!(a.free(0));
         assert!(a.free(256));
         assert_eq!(a.free.len(), 1);
@@ -113,10 +119,21 @@ mod tests {
     #[test]
     fn zero_length_blocks_have_distinct_addresses() {
         let mut a = Allocator::new(64);
-        let x = a.alloc(0, 4).unwrap();
-        let y = a.alloc(0, 4).unwrap();
+        let (x, x_id) = a.alloc(0, 4).unwrap();
+        let (y, _) = a.alloc(0, 4).unwrap();
         assert_ne!(x, y);
-        assert!(a.is_live(x, 0));
+        assert!(a.is_live(x, x_id));
+    }
+
+    #[test]
+    fn a_freed_block_is_not_its_successor() {
+        let mut a = Allocator::new(64);
+        let (x, x_id) = a.alloc(16, 16).unwrap();
+        a.free(x);
+        let (y, y_id) = a.alloc(16, 16).unwrap();
+        assert_eq!(x, y);
+        assert!(!a.is_live(x, x_id));
+        assert!(a.is_live(y, y_id));
     }
 
     #[test]
@@ -132,8 +149,8 @@ mod tests {
         assert!(a.alloc(u64::MAX, 1).is_err());
         // The whole 32-bit window.
         let mut full = Allocator::new(1 << 32);
-        assert_eq!(full.alloc(1 << 31, MAX_ALIGN).unwrap(), 0);
-        assert_eq!(full.alloc(1 << 31, MAX_ALIGN).unwrap(), 1 << 31);
+        assert_eq!(full.alloc(1 << 31, MAX_ALIGN).unwrap().0, 0);
+        assert_eq!(full.alloc(1 << 31, MAX_ALIGN).unwrap().0, 1 << 31);
         assert!(full.alloc(1, 1).is_err());
     }
 }

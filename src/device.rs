@@ -80,6 +80,8 @@ impl Default for DeviceConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Buffer {
     device: u64,
+    /// The allocator's number for it (a later buffer at the same address is another).
+    id: u64,
     address: u32,
     len: u64,
 }
@@ -373,7 +375,7 @@ impl Device {
     /// A buffer of `len` bytes whose contents are whatever device memory held there: for a
     /// caller that writes all of it next.
     pub(crate) fn reserve(&mut self, len: u64, align: u64) -> Result<Buffer> {
-        let address = self.allocator.alloc(len, align)?;
+        let (address, id) = self.allocator.alloc(len, align)?;
         // The allocator works inside `memory_size()` ≤ 4 GiB, so the address fits 32 bits.
         let address = u32::try_from(address).map_err(|_| Error::OutOfMemory {
             requested: len,
@@ -381,7 +383,7 @@ impl Device {
             largest_free: 0,
             memory_size: self.memory.size(),
         })?;
-        Ok(Buffer { device: self.id, address, len })
+        Ok(Buffer { device: self.id, id, address, len })
     }
 
     /// Give a buffer's memory back. Using the buffer afterwards is an error
@@ -538,7 +540,7 @@ impl Device {
 
     /// `buffer` is one of this device's live buffers.
     fn check(&self, buffer: &Buffer) -> Result<()> {
-        if buffer.device == self.id && self.allocator.is_live(buffer.address as u64, buffer.len) {
+        if buffer.device == self.id && self.allocator.is_live(buffer.address as u64, buffer.id) {
             Ok(())
         } else {
             Err(Error::UnknownBuffer { address: buffer.address, len: buffer.len })
@@ -604,6 +606,8 @@ mod tests {
         let b = device.alloc(64).unwrap();
         assert_eq!(b.address(), a.address());
         assert_eq!(device.read::<u8>(&b).unwrap(), [0; 64]);
+        // The freed handle does not reach the new buffer at its address.
+        assert!(matches!(device.write(&a, &[1u8]), Err(Error::UnknownBuffer { .. })));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test uses part of it
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 /// The CI variable that turns a missing external tool from a loud notice into a failure.
@@ -14,7 +15,9 @@ pub fn missing(test: &str, what: &str) {
     if std::env::var(REQUIRE_EXTERNAL).is_ok_and(|v| v == "1") {
         panic!("{test}: {what}, and {REQUIRE_EXTERNAL}=1 requires it");
     }
-    eprintln!(
+    // Straight to the process's stderr: the test harness captures `eprintln!` of passing tests.
+    let _ = writeln!(
+        std::io::stderr(),
         "\n!!!!!!!! {test} DID NOT RUN: {what}. It is a real test of the C ABI or the Python \
          package: install what is missing (CI sets {REQUIRE_EXTERNAL}=1 and fails instead). !!!!!!!!\n"
     );
