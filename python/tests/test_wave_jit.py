@@ -89,7 +89,7 @@ def test_scalar_arguments_become_registers(dev):
         0xFFFFFFFF,
         1 << 31,
     ]
-    regs = registers_of(dev, True, np.int32(-1), np.float64(0.1), 1e40, -1e40, np.float16(2.0))
+    regs = registers_of(dev, np.bool_(True), np.int32(-1), np.float64(0.1), 1e40, -1e40, np.float16(2.0))
     assert regs.tolist() == [
         1,
         0xFFFFFFFF,
@@ -157,6 +157,8 @@ def test_errors_say_what_and_where(dev):
         axpy(*([0] * 11), grid=1, workgroup=32)
     with pytest.raises(TypeError, match="argument 1: a str"):
         axpy(x, "y", x, 4, 1.0)
+    with pytest.raises(TypeError, match="argument 0: an array of Python objects"):
+        axpy(np.array([1, "a"], dtype=object), x, x, 4, 1.0)
     with pytest.raises(OverflowError, match="argument 3"):
         axpy(x, x, x, 1 << 32, 1.0)
     with pytest.raises(ValueError, match="not contiguous"):

@@ -262,6 +262,8 @@ def _pack_arg(index, value):
     """One argument as WaveArg bytes."""
     pack = _ffi.ARG.pack
     if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            raise TypeError("argument %d: an array of Python objects has no device representation" % index)
         if not value.flags.c_contiguous:
             raise ValueError(
                 "argument %d: the array is not contiguous; pass np.ascontiguousarray(a) (and copy "
@@ -273,7 +275,7 @@ def _pack_arg(index, value):
         return pack(_ffi.ARG_HOST, address, value.nbytes, align, 1 if value.flags.writeable else 0)
     if isinstance(value, (float, np.floating)):
         return pack(_ffi.ARG_F32, _f32_bits(float(value)), 0, 0, 0)
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, (int, np.integer, np.bool_)):
         v = int(value)
         if 0 <= v <= _U32_MAX:
             return pack(_ffi.ARG_U32, v, 0, 0, 0)
