@@ -54,7 +54,8 @@ pub enum LoadErrorKind {
 }
 
 impl LoadError {
-    fn new(kind: LoadErrorKind) -> LoadError {
+    /// An error of this kind, not (yet) tied to a file.
+    pub fn new(kind: LoadErrorKind) -> LoadError {
         LoadError { file: None, kind, notes: Vec::new() }
     }
 

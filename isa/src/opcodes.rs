@@ -5,9 +5,10 @@
 //! operand lives in. The encoder, decoder, assembler, disassembler, validator and analyses
 //! all read this table; nothing else matches on opcode numbers.
 //!
-//! Encoding (wave-format.md §2.1): `word0 = opcode[31:24] rd[23:16] rs1[15:8] modifier[7:4]
-//! pred_enable[3] pred_negate[2] pred[1:0]`; word1 (8-byte instructions) = `rs2[31:24]
-//! rs3[23:16] rs4[15:8] scope[1:0]`, or a raw 32-bit value (immediate, call target).
+//! Encoding (wave-format.md §2.1), bit ranges high:low: word0 = `opcode[31:24] rd[23:16]
+//! rs1[15:8] modifier[7:4] pred_enable[3] pred_negate[2] pred[1:0]`; word1 (8-byte
+//! instructions) = `rs2[31:24] rs3[23:16] rs4[15:8] scope[1:0]`, or a raw 32-bit value
+//! (immediate, call target).
 
 /// Where an operand is stored in the instruction words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

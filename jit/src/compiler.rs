@@ -208,13 +208,18 @@ pub fn check_size(kernel: &Kernel, width: u32) -> Result<(), JitError> {
 
 /// The compiled code for `kernel` at `flags`, from the cache or freshly compiled.
 pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+    compile_or_reuse(kernel, flags).map(|(compiled, _)| compiled)
+}
+
+/// [`compile`], also telling whether this call compiled the code (false: it came from the cache).
+pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>, bool), JitError> {
     // Counting for `--stats` is done by the budget's accounting.
     let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
     let hash = kernel_hash(kernel);
     {
         let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(e) = cache.iter().find(|e| e.hash == hash && e.flags == flags && e.kernel == *kernel) {
-            return Ok(e.compiled.clone());
+            return Ok((e.compiled.clone(), false));
         }
     }
     // Checked here, not before the cache: a kernel that is too large is never in it.
@@ -227,7 +232,7 @@ pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError>
     }
     let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
     cache.push(CacheEntry { hash, flags, kernel: kernel.clone(), compiled: compiled.clone() });
-    Ok(compiled)
+    Ok((compiled, true))
 }
 
 /// The host ISA with native features and `opt_level=speed` (built once), with the

@@ -1,8 +1,9 @@
 //! Running compiled waves: workgroups over rayon workers, waves of a workgroup on one worker,
-//! fibers for kernels with barriers. The schedule is RUNTIME_API.md's, so results match the
-//! interpreter bit for bit: waves in order, each until it reaches a barrier or ends.
+//! fibers for kernels with barriers. The schedule is the engine contract's (the documentation
+//! of [`wave_runtime`]), so results match the interpreter bit for bit: waves in order, each
+//! until it reaches a barrier or ends.
 
-use crate::compiler::{compile, Compiled};
+use crate::compiler::{compile, compile_or_reuse, Compiled};
 use crate::ctx::{status, WaveCtx, MAX_LANES};
 use crate::error::JitError;
 use crate::helpers::{Fault, WaveHost};
@@ -114,14 +115,14 @@ unsafe impl Sync for DeviceView {}
 
 /// Run a kernel on the JIT.
 pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<RunCounts, RunOutcome> {
-    let code = compile(kernel, p.flags()).map_err(RunOutcome::Jit)?;
+    let (code, compiled_now) = compile_or_reuse(kernel, p.flags()).map_err(RunOutcome::Jit)?;
     let total = p.grid.iter().map(|&g| g as u64).product::<u64>();
     let tpw: u32 = p.workgroup.iter().product();
     let waves = tpw.div_ceil(p.width) as u64;
     let mut counts = RunCounts {
         workgroups: total,
         waves: total * waves,
-        compile_ns: code.compile_time.as_nanos() as u64,
+        compile_ns: if compiled_now { code.compile_time.as_nanos() as u64 } else { 0 },
         counted: wave_runtime::Stats::default(),
     };
     if total == 0 || tpw == 0 {

@@ -2,7 +2,8 @@
 //! execution masks, and the JIT engine that runs it.
 //!
 //! One Cranelift function per (kernel, W, flags) runs one wave ([`compiler`]); the engine
-//! ([`engine`]) schedules waves and workgroups exactly as the interpreter (RUNTIME_API.md).
+//! ([`engine`]) schedules waves and workgroups exactly as the interpreter (the engine contract
+//! in [`wave_runtime`]'s documentation).
 
 pub mod compiler;
 pub mod ctx;

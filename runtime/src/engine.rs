@@ -7,7 +7,8 @@ use crate::stats::Stats;
 use wave_isa::Kernel;
 
 /// Runs a kernel over a dispatch on a device. Engines produce bit-for-bit the same device
-/// memory for the same input (the schedule is fixed by `RUNTIME_API.md`).
+/// memory for the same input: they follow the engine contract of the crate documentation
+/// ([`crate`]: resolution, initial state, schedule, errors).
 pub trait Engine {
     /// Short name (`interp`, `jit`).
     fn name(&self) -> &'static str;

@@ -1,9 +1,31 @@
 //! wave-runtime: device memory, dispatch resolution, capabilities, the lane semantics shared
 //! by every engine ([`semantics`]), and the reference interpreter ([`Interpreter`]).
 //!
-//! The schedule every engine follows (bit-for-bit the same results): workgroups in z, y, x
-//! order (x fastest); inside a workgroup, waves in order, each running until it reaches a
-//! barrier or ends, then all released together; lanes in order 0..W-1 for memory effects.
+//! # The engine contract
+//!
+//! Every [`Engine`] (the interpreter here, the JIT in `wave-jit-codegen`) runs a kernel by
+//! these rules, so that all of them leave bit-for-bit the same device memory:
+//!
+//! - **Before anything runs**, the [`Dispatch`] is resolved ([`resolve`]): the kernel's
+//!   `.workgroup_size`, register count and `.local_memory` replace the dispatch's, and every
+//!   limit of [`caps`] is checked. A rejected dispatch is a [`RunError`] of kind
+//!   [`RunErrorKind::Dispatch`] and touches nothing.
+//! - **Initial state of a thread**: its registers are 0 except the dispatch's
+//!   `initial_registers` (the kernel arguments); predicates are false. Each workgroup starts
+//!   with zero-filled local memory. Device memory is whatever the caller left in it.
+//! - **Schedule**: workgroups in z, y, x order (x fastest). Inside a workgroup, waves run in
+//!   order, each until it reaches a barrier or ends; when every wave that has not ended waits
+//!   at the barrier (ended waves count as arrived), all are released and run again in order.
+//!   Inside one instruction, lanes take effect in order 0..W-1 (the last lane's store to an
+//!   address wins; atomics see the lanes before them).
+//! - **Threads**: an engine may run workgroups in parallel (the JIT with
+//!   [`Dispatch::threads`] > 1). Results are then the same except where workgroups race:
+//!   atomics returning old values, exchanges or compare-and-swap across workgroups, overlapping
+//!   plain stores.
+//! - **Errors**: a run stops at the first error in schedule order (in parallel: the error of
+//!   the lowest-numbered failing workgroup among those that ran), naming kernel, workgroup,
+//!   wave, lane and pc ([`RunError`]). Device memory is left as it was at the failure: writes before it
+//!   stay. The instruction limit counts wave-instructions per workgroup.
 
 pub mod caps;
 pub mod device;

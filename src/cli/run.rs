@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 use wave_isa::module::{read_at_most, ReadError};
+use wave_jit::EngineKind;
 use wave_runtime::{
     caps, Device, Dispatch, DispatchError, Engine, Interpreter, RunError, RunErrorKind, Stats,
 };
@@ -211,16 +212,15 @@ pub fn run(args: RunArgs) -> CliResult {
         unchecked: args.unchecked,
     };
     let default_engine = if args.trace { "interp" } else { "jit" };
-    let engine: Box<dyn Engine> = match args.engine.as_deref().unwrap_or(default_engine) {
-        "interp" if args.trace => {
+    let engine: Box<dyn Engine> = match args.engine.as_deref().unwrap_or(default_engine).parse()? {
+        EngineKind::Interpreter if args.trace => {
             Box::new(Interpreter::with_trace(Box::new(std::io::BufWriter::new(std::io::stderr()))))
         }
-        "interp" => Box::new(Interpreter::new()),
-        "jit" if args.trace => {
+        EngineKind::Interpreter => Box::new(Interpreter::new()),
+        EngineKind::Jit if args.trace => {
             return Err("unsupported: --trace with --engine jit (use --engine interp)".into())
         }
-        "jit" => Box::new(wave_jit_codegen::jit_engine().with_stats(args.stats)),
-        other => return Err(format!("unknown engine `{other}` (choose interp or jit)")),
+        EngineKind::Jit => Box::new(wave_jit_codegen::jit_engine().with_stats(args.stats)),
     };
     let (module, _) = super::load(&args.file, args.encoding)?;
     let kernel = match &args.kernel {

@@ -3,7 +3,9 @@
 //! - the reference `wave-asm`/`wave-emu` 0.1.2: from `$WAVE_TOOLS` (a directory) or `$PATH` if
 //!   they are version 0.1.2 there, else installed once with `cargo install` under the target
 //!   directory (`target/tmp/wave-tools`);
-//! - Python's `venv` and pip, and the network (the Python SDK test).
+//! - Python's `venv` and pip, and the network (the Python SDK test and the Python package's
+//!   tests);
+//! - a C compiler (the C ABI tests), and the `libwave_jit` the test run built.
 //!
 //! When they cannot be had, the test says loudly on stderr that it did not run, and passes;
 //! with `WAVE_JIT_REQUIRE_EXTERNAL_TESTS=1` (CI sets it) it fails instead.
@@ -145,4 +147,28 @@ fn find_or_install_reference_tools() -> Result<ReferenceTools, String> {
         }
         tools_in(&bin).ok_or_else(|| format!("cargo install left no working tools in {}", bin.display()))
     })?
+}
+
+/// The directory holding the `libwave_jit.so` this test run built (cargo builds the cdylib
+/// next to the test executables, in `target/<profile>/deps`).
+pub fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let dir = exe.parent().expect("target/<profile>/deps").to_path_buf();
+    let library = dir.join(library_file());
+    assert!(library.is_file(), "{} was not built next to the tests", library.display());
+    dir
+}
+
+/// The C library's file name on this host.
+pub fn library_file() -> &'static str {
+    if cfg!(target_os = "macos") {
+        "libwave_jit.dylib"
+    } else {
+        "libwave_jit.so"
+    }
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

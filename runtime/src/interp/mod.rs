@@ -1,7 +1,7 @@
-//! The reference interpreter: runs the lowered statement tree (see [`lower`]) wave by wave,
+//! The reference interpreter: runs the lowered statement tree (see `lower`) wave by wave,
 //! with every lane operation taken from [`crate::semantics`].
 //!
-//! Schedule (RUNTIME_API.md): workgroups in z, y, x order; inside a workgroup the waves run
+//! Schedule (the engine contract in the crate documentation): workgroups in z, y, x order; inside a workgroup the waves run
 //! in order, each until it reaches a barrier or ends; when every wave that has not ended
 //! waits at the barrier, all are released and run again in order.
 
