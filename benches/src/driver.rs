@@ -81,6 +81,7 @@ pub fn jit_compile_time(kernel: &wave_isa::Kernel, run: &RunOptions) -> Result<(
         fuel: false,
         stats: false,
         workgroup: kernel.meta.workgroup_size,
+        window_wraps: false,
     };
     let code = wave_jit_codegen::compile(kernel, flags).map_err(|e| e.to_string())?;
     // An error only says why there is no optimized tier: `tiers` reports it.

@@ -45,6 +45,8 @@ pub struct RunParams {
     pub checked: bool,
     /// Count everything `--stats` prints (code compiled for it).
     pub stats: bool,
+    /// Bytes of device memory.
+    pub device_size: u64,
 }
 
 impl RunParams {
@@ -56,6 +58,7 @@ impl RunParams {
             fuel: self.max_instructions > 0 || self.stats,
             stats: self.stats,
             workgroup: self.workgroup,
+            window_wraps: crate::translate::window_wraps(self.device_size),
         }
     }
 
@@ -70,6 +73,7 @@ impl RunParams {
             threads: launch.threads,
             checked: !launch.unchecked,
             stats,
+            device_size: launch.device_size,
         }
     }
 }

@@ -33,8 +33,14 @@ fn large_kernel_matches_in_both_tiers() {
     let k = alu_kernel();
     let ops = data_ops();
     let d = Dispatch { wave_width: 32, ..dispatch(2, 70) };
-    let flags =
-        wave_jit_codegen::Flags { width: 32, checked: true, fuel: true, stats: false, workgroup: [70, 1, 1] };
+    let flags = wave_jit_codegen::Flags {
+        width: 32,
+        checked: true,
+        fuel: true,
+        stats: false,
+        workgroup: [70, 1, 1],
+        window_wraps: false,
+    };
     let code = wave_jit_codegen::compile(&k, flags).unwrap();
     assert!(code.tiered(), "every data op at W = 32 starts in the quick tier");
     for tier in ["first", "optimized"] {

@@ -31,7 +31,7 @@ fn fan_kernel(levels: usize, fan: usize) -> wave_isa::Kernel {
 }
 
 fn flags(width: u32) -> Flags {
-    Flags { width, checked: true, fuel: true, workgroup: [width, 1, 1], stats: false }
+    Flags { width, checked: true, fuel: true, workgroup: [width, 1, 1], stats: false, window_wraps: false }
 }
 
 #[test]

@@ -14,7 +14,7 @@ use crate::error::JitError;
 use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
-use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{BlockArg, ConstantData, InstBuilder, MemFlagsData, Value};
 use wave_isa::opcodes::{Class, Slot};
 use wave_isa::{Instruction, Op};
 
@@ -42,42 +42,171 @@ impl Translator<'_, '_> {
         if self.flags.checked {
             self.bounds_check(inst, pc, shape, &addr, &mask);
         }
+        let vals = match shape {
+            AddressShape::Scattered => self.load_scattered(&addr, bytes, local),
+            AddressShape::Same => self.load_same(pc, &addr, &mask, bytes, local),
+            AddressShape::Consecutive => vec![self.load_consecutive(pc, &addr, &mask, local)],
+        };
+        for (i, regs) in vals.iter().enumerate() {
+            self.set_reg(inst.rd as u32 + i as u32, regs, &mask);
+        }
+        Ok(())
+    }
+
+    /// One access per lane: for each register of the result, its vectors.
+    fn load_scattered(&mut self, addr: &[Value], bytes: u32, local: bool) -> Vec<Vec<Value>> {
         let base = self.memory_base(local);
-        let nregs = (bytes / 4).max(1);
+        let nregs = (bytes / 4).max(1) as usize;
         let width = bytes.min(4);
-        let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.n); nregs as usize];
-        for k in 0..self.n {
-            if shape == AddressShape::Scattered {
-                let lane_ptrs: Vec<Value> =
-                    (0..4u8).map(|lane| self.lane_pointer(base, addr[k], lane, local)).collect();
-                for (i, regs) in out.iter_mut().enumerate() {
-                    let mut v = self.vconst4([0; 4]);
-                    for (lane, &p) in lane_ptrs.iter().enumerate() {
-                        let word = self.load_word(width, p, 4 * i as i32);
-                        v = self.b.ins().insertlane(v, word, lane as u8);
-                    }
-                    regs.push(v);
+        let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.n); nregs];
+        for &a in addr {
+            let lane_ptrs: Vec<Value> =
+                (0..4u8).map(|lane| self.lane_pointer(base, a, lane, local)).collect();
+            for (i, regs) in out.iter_mut().enumerate() {
+                let mut v = self.vconst4([0; 4]);
+                for (lane, &p) in lane_ptrs.iter().enumerate() {
+                    let word = self.load_word(width, p, 4 * i as i32);
+                    v = self.b.ins().insertlane(v, word, lane as u8);
                 }
-                continue;
+                regs.push(v);
             }
-            let first = self.first_active_address(pc, addr[k], mask[k], shape);
+        }
+        out
+    }
+
+    /// The same address in every active lane of each vector: one scalar access, splat.
+    fn load_same(
+        &mut self,
+        pc: u32,
+        addr: &[Value],
+        mask: &[Value],
+        bytes: u32,
+        local: bool,
+    ) -> Vec<Vec<Value>> {
+        let base = self.memory_base(local);
+        let nregs = (bytes / 4).max(1) as usize;
+        let width = bytes.min(4);
+        let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.n); nregs];
+        for k in 0..self.n {
+            let first = self.first_active_address(pc, addr[k], mask[k], AddressShape::Same);
             // Checked with every lane active, the address passed its bounds check: no mask.
             let wrap = local && !(self.flags.checked && self.full);
             let p = self.scalar_pointer(base, first, wrap);
             for (i, regs) in out.iter_mut().enumerate() {
-                let v = if shape == AddressShape::Consecutive {
-                    self.b.ins().load(I32X4, plain_memory(), p, 0)
-                } else {
-                    let word = self.load_word(width, p, 4 * i as i32);
-                    self.b.ins().splat(I32X4, word)
-                };
-                regs.push(v);
+                let word = self.load_word(width, p, 4 * i as i32);
+                regs.push(self.b.ins().splat(I32X4, word));
             }
         }
-        for (i, regs) in out.iter().enumerate() {
-            self.set_reg(inst.rd as u32 + i as u32, regs, &mask);
+        out
+    }
+
+    /// Consecutive 32-bit words: one 16-byte load per vector, where its four addresses are
+    /// consecutive in host memory too. They are not where the vector's lane-0 address wraps
+    /// past 2^32 (device) or past the end of the local buffer: lanes at the top of a 4 GiB
+    /// device, an inactive lane 0 whose implied address is below zero (`a[t - 1]`), or any
+    /// address in unchecked code. There every lane loads on its own (a chunk-major loop bails
+    /// out instead). Checked code whose bounds check lane 0 decides needs no such test: lane 0
+    /// passed it with 16 bytes of room.
+    fn load_consecutive(&mut self, pc: u32, addr: &[Value], mask: &[Value], local: bool) -> Vec<Value> {
+        let firsts: Vec<Value> = (0..self.n)
+            .map(|k| self.first_active_address(pc, addr[k], mask[k], AddressShape::Consecutive))
+            .collect();
+        let base = self.memory_base(local);
+        if self.flags.checked && self.lane0_decides(pc, local) {
+            // Lane 0 passed its 16-byte bounds check (or no lane of the vector runs), so the
+            // address needs no mask.
+            let wrap = local && !self.full;
+            return firsts.iter().map(|&f| self.vector_load(base, f, wrap)).collect();
         }
-        Ok(())
+        let offsets = self.access_offsets(&firsts, local);
+        let wraps = self.consecutive_wraps(&offsets, local);
+        let vector = self.b.create_block();
+        if let Some(bail) = self.bailout {
+            self.b.ins().brif(wraps, bail, &[], vector, &[]);
+            self.b.switch_to_block(vector);
+            return offsets.iter().map(|&f| self.vector_load(base, f, false)).collect();
+        }
+        let lanes = self.b.create_block();
+        let join = self.b.create_block();
+        for _ in 0..self.n {
+            self.b.append_block_param(join, I32X4);
+        }
+        self.b.set_cold_block(lanes);
+        self.b.ins().brif(wraps, lanes, &[], vector, &[]);
+        self.b.switch_to_block(lanes);
+        let each = self.load_each_lane(base, addr, local);
+        let args: Vec<BlockArg> = each.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(vector);
+        let vals: Vec<BlockArg> = offsets.iter().map(|&f| self.vector_load(base, f, false).into()).collect();
+        self.b.ins().jump(join, &vals);
+        self.b.switch_to_block(join);
+        self.b.block_params(join).to_vec()
+    }
+
+    /// A 16-byte load at `base + offset` (the offset masked into the local buffer with `wrap`).
+    fn vector_load(&mut self, base: Value, offset: Value, wrap: bool) -> Value {
+        let p = self.scalar_pointer(base, offset, wrap);
+        self.b.ins().load(I32X4, plain_memory(), p, 0)
+    }
+
+    /// Each vector's first address as an offset from the memory's base: local ones masked into
+    /// the buffer.
+    fn access_offsets(&mut self, firsts: &[Value], local: bool) -> Vec<Value> {
+        if !local {
+            return firsts.to_vec();
+        }
+        let m = self.load_ctx(I32, self.env.local_mask_offset());
+        firsts.iter().map(|&f| self.b.ins().band(f, m)).collect()
+    }
+
+    /// Whether some vector's 16 bytes from `offsets` (see [`Self::access_offsets`]) would not
+    /// hold its four consecutive addresses: past 2^32 on the device (whose window then
+    /// holds the 64 KiB tail, not address 0), past the buffer's power of two locally (whose
+    /// masked lanes restart at 0). An i8.
+    fn consecutive_wraps(&mut self, offsets: &[Value], local: bool) -> Value {
+        let mut top = offsets[0];
+        for &o in &offsets[1..] {
+            top = self.b.ins().umax(top, o);
+        }
+        if local {
+            // offset + 16 > mask + 1; the masked offset is below 64 KiB, so no overflow.
+            let m = self.load_ctx(I32, self.env.local_mask_offset());
+            let end = self.b.ins().iadd_imm_u(top, 15);
+            self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, m)
+        } else {
+            self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, top, (u32::MAX - 15) as i64)
+        }
+    }
+
+    /// Every lane's 32-bit word loaded on its own, in a run-time loop over the wave's lanes
+    /// (the code stays small at any W: this is the rare path). Inactive lanes load too: any
+    /// 32-bit address plus 4 stays inside the device window, and masked local addresses
+    /// inside the buffer's 16 bytes of slack.
+    fn load_each_lane(&mut self, base: Value, addr: &[Value], local: bool) -> Vec<Value> {
+        self.spill(ADDR_SLOT, addr);
+        let mask = if local { Some(self.load_ctx(I32, self.env.local_mask_offset())) } else { None };
+        let head = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.append_block_param(head, I64);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let byte = self.b.block_params(head)[0];
+        let slot = self.b.ins().iadd(self.ctx, byte);
+        let a = self.b.ins().load(I32, scratch_memory(), slot, self.env.scratch_offset(ADDR_SLOT));
+        let a = match mask {
+            Some(m) => self.b.ins().band(a, m),
+            None => a,
+        };
+        let p = self.scalar_pointer(base, a, false);
+        let word = self.b.ins().load(I32, plain_memory(), p, 0);
+        self.b.ins().store(scratch_memory(), word, slot, self.env.scratch_offset(OUT_SLOT));
+        let next = self.b.ins().iadd_imm_u(byte, 4);
+        let more = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, 16 * self.n as i64);
+        self.b.ins().brif(more, head, &[next.into()], after, &[]);
+        self.b.switch_to_block(after);
+        self.reload(OUT_SLOT)
     }
 
     /// The address of a vector's first lane, or, where that lane may be inactive while others
@@ -116,6 +245,13 @@ impl Translator<'_, '_> {
                 && !self.call_divergent
                 && self.divergent_loops.1 == 0
                 && self.shapes.get(self.func, pc).is_some_and(|info| !info.divergent)
+    }
+
+    /// Whether lane 0's address bounds its vector's consecutive or equal addresses: it runs
+    /// with its vector, and no address in bounds lies within 16 bytes of 2^32 (where the next
+    /// lanes would wrap to address 0 while lane 0 sits near the top: a 4 GiB device).
+    fn lane0_decides(&self, pc: u32, local: bool) -> bool {
+        self.lane0_runs_with_its_vector(pc) && (local || !self.flags.window_wraps)
     }
 
     /// The address operand's shape from the per-vector analysis.
@@ -194,7 +330,7 @@ impl Translator<'_, '_> {
         addr: &[Value],
         mask: &[Value],
     ) -> Value {
-        let lane0_decides = shape != AddressShape::Scattered && self.lane0_runs_with_its_vector(pc);
+        let lane0_decides = shape != AddressShape::Scattered && self.lane0_decides(pc, local);
         let mut top: Option<Value> = None;
         for k in 0..self.n {
             let a = if lane0_decides {
@@ -247,7 +383,11 @@ impl Translator<'_, '_> {
         self.b.set_cold_block(cold);
         self.b.ins().brif(any, cold, &[], go, &[]);
         self.b.switch_to_block(cold);
-        if self.full && shape != AddressShape::Scattered && (local || bytes > 1) {
+        if self.full
+            && shape != AddressShape::Scattered
+            && (local || bytes > 1)
+            && self.lane0_decides(pc, local)
+        {
             // Every lane is active and lane 0 of each vector decided with an exact limit: some
             // lane faults, and the helper finds the first one in lane order. Only the addresses
             // go to it (no candidate mask to build inline: this is most of a wave-major
@@ -282,7 +422,8 @@ impl Translator<'_, '_> {
     }
 
     /// A 32-bit store to consecutive addresses runs as vector stores when every lane is active
-    /// (and, checked, none may fault); anything else takes the lane-order helper.
+    /// (and, checked, none may fault; and the 16 bytes from each vector's lane 0 hold its four
+    /// addresses, see [`Self::load_consecutive`]); anything else takes the lane-order helper.
     pub fn store(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
         let consecutive =
             inst.op.access_bytes() == 4 && self.address_shape(inst, pc) == AddressShape::Consecutive;
@@ -302,9 +443,20 @@ impl Translator<'_, '_> {
             }
             self.b.ins().vall_true(all)
         };
+        // Every lane is active on the vector path, so lane 0 holds each vector's first address.
+        let firsts: Vec<Value> = addr.iter().map(|&a| self.lane0(a)).collect();
+        // Checked, the vector path runs only where every lane is in bounds: below 2^32 - 16
+        // (unless the device reaches the top) and below the local size, so its 16 bytes hold
+        // the four addresses.
+        let proven = self.flags.checked && (local || !self.flags.window_wraps);
         if self.flags.checked {
             let any = self.may_fault(pc, AddressShape::Consecutive, local, 4, &addr, &mask);
             fast = self.b.ins().band_not(fast, any);
+        }
+        let offsets = if proven { firsts } else { self.access_offsets(&firsts, local) };
+        if !proven {
+            let wraps = self.consecutive_wraps(&offsets, local);
+            fast = self.b.ins().band_not(fast, wraps);
         }
         let vector = self.b.create_block();
         let lanes = self.b.create_block();
@@ -312,15 +464,13 @@ impl Translator<'_, '_> {
         self.b.ins().brif(fast, vector, &[], lanes, &[]);
         self.b.switch_to_block(vector);
         let base = self.memory_base(local);
-        for k in 0..self.n {
-            // Every lane is active, so lane 0 holds the vector's first address.
-            let first = self.lane0(addr[k]);
-            let p = self.scalar_pointer(base, first, local);
+        for (k, &offset) in offsets.iter().enumerate() {
+            let p = self.scalar_pointer(base, offset, local && proven);
             self.b.ins().store(plain_memory(), value[k], p, 0);
         }
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(lanes);
-        if self.full {
+        if self.full && proven {
             // Every lane is active, so only a possible fault comes here, and lane 0 of each
             // vector decided it exactly: some lane faults. The helper stores the lanes before
             // it in lane order and reports it; the wave ends there (no mask to build inline,
@@ -418,6 +568,11 @@ impl Translator<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The context's scratch slots: plain memory, never trapping.
+fn scratch_memory() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
 }
 
 /// Plain memory that never traps: the device window and the local buffer cover every address.

@@ -53,6 +53,16 @@ pub struct Flags {
     /// along the lanes of every 4-lane vector (`a[tid_x]` accesses are contiguous); when the
     /// total is a multiple of W, every lane of every wave is live.
     pub workgroup: [u32; 3],
+    /// Device memory reaches within 16 bytes of 2^32 (a 4 GiB device): lanes in bounds may
+    /// then wrap past the top of the address space, so lane 0 of a vector no longer bounds the
+    /// addresses of its other lanes (see [`window_wraps`]).
+    pub window_wraps: bool,
+}
+
+/// Whether device memory of `size` bytes makes [`Flags::window_wraps`]: some in-bounds
+/// 16-byte run of addresses would cross 2^32.
+pub fn window_wraps(device_size: u64) -> bool {
+    device_size > (1u64 << 32) - 16
 }
 
 /// Predicates a wave state has (p0..p3; others read as 0).
@@ -709,7 +719,14 @@ mod tests {
     #[test]
     fn variables_do_not_grow_with_the_number_of_loops() {
         for width in [4, 32] {
-            let flags = Flags { width, checked: true, fuel: true, workgroup: [width, 1, 1], stats: false };
+            let flags = Flags {
+                width,
+                checked: true,
+                fuel: true,
+                workgroup: [width, 1, 1],
+                stats: false,
+                window_wraps: false,
+            };
             let few = declared_vars(&loops(4), flags);
             let many = declared_vars(&loops(40), flags);
             assert_eq!(few, many, "W = {width}: {few} variables for 4 loops, {many} for 40");

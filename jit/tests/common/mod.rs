@@ -135,7 +135,14 @@ pub fn gemm_tiled() -> Kernel {
 
 /// The flags `JitEngine` compiles [`gemm_tiled`] with in [`check_gemm`].
 pub fn gemm_flags(width: u32) -> wave_jit_codegen::Flags {
-    wave_jit_codegen::Flags { width, checked: true, fuel: false, stats: false, workgroup: [16, 16, 1] }
+    wave_jit_codegen::Flags {
+        width,
+        checked: true,
+        fuel: false,
+        stats: false,
+        workgroup: [16, 16, 1],
+        window_wraps: false,
+    }
 }
 
 /// [`gemm_tiled`] for N = 64 (one workgroup) at width `w` on both engines: finite inputs
