@@ -113,8 +113,11 @@ impl Translator<'_, '_> {
                 let then_mask = self.and(&entry, &p);
                 let else_mask = self.and_not(&entry, &p);
                 let exec = self.exec.clone();
-                // Either body may run with no active lane (the other side took them all).
+                let coherent = self.coherent_then(&then_mask, then_body, else_body, has_else, func)?;
+                // Either body may run with no active lane (the other side took them all), and
+                // neither runs on every lane as far as the translation knows.
                 let outer_maybe_empty = std::mem::replace(&mut self.maybe_empty, true);
+                let outer_coherent = std::mem::replace(&mut self.coherent, false);
                 self.set(&exec, &then_mask);
                 let then_result = self.block(then_body, func);
                 let after_then = self.get(&exec);
@@ -124,12 +127,18 @@ impl Translator<'_, '_> {
                 }
                 let else_result = self.block(else_body, func);
                 self.maybe_empty = outer_maybe_empty;
+                self.coherent = outer_coherent;
                 then_result?;
                 else_result?;
-                self.count(Cost::marker());
                 let after_else = self.get(&exec);
                 let merged = self.or(&after_then, &after_else);
                 self.set(&exec, &merged);
+                if let Some(mut merge) = coherent {
+                    let edge = self.edge(&mut merge);
+                    self.b.ins().jump(edge, &[]);
+                    self.enter(merge, s.offset);
+                }
+                self.count(Cost::marker());
                 Ok(())
             }
             StmtKind::Loop { body, .. } => self.loop_(s.offset, body, func),
@@ -313,6 +322,52 @@ impl Translator<'_, '_> {
         self.b.ins().jump(edge, &[]);
         self.enter(merge, offset);
         Ok(())
+    }
+
+    /// The coherent fast path of a divergent `if` (ISPC's `cif`): where every lane of the wave
+    /// takes the `then` side, which is common (a bounds guard `if (i < n)` fails only in the
+    /// last wave), run a copy of the `then` body translated as if every lane ran it: no
+    /// blends, no mask tests on stores, lane 0 deciding bounds checks. Returns the join both
+    /// paths meet at, with the masked path to be translated next (the current block);
+    /// `None` where the body does not qualify (see [`coherent_body`]).
+    fn coherent_then(
+        &mut self,
+        then_mask: &[cranelift_codegen::ir::Value],
+        then_body: &[Stmt],
+        else_body: &[Stmt],
+        has_else: bool,
+        func: FuncId,
+    ) -> Result<Option<super::count::Join>, JitError> {
+        if self.bailout.is_some() || !coherent_body(then_body) || !coherent_body(else_body) {
+            return Ok(None);
+        }
+        let mut all = then_mask[0];
+        for &m in &then_mask[1..] {
+            all = self.b.ins().band(all, m);
+        }
+        let every_lane = self.b.ins().vall_true(all);
+        let fast = self.b.create_block();
+        let masked = self.b.create_block();
+        self.b.ins().brif(every_lane, fast, &[], masked, &[]);
+        self.b.switch_to_block(fast);
+        let entry = self.pending;
+        let exec = self.exec.clone();
+        self.set(&exec, then_mask);
+        let outer = std::mem::replace(&mut self.coherent, true);
+        let result = self.block(then_body, func);
+        self.coherent = outer;
+        result?;
+        if has_else {
+            self.count(Cost::marker());
+        }
+        // No lane takes the `else` side: it is walked with an empty mask.
+        self.skip(else_body, false);
+        let mut merge = self.join();
+        let edge = self.edge(&mut merge);
+        self.b.ins().jump(edge, &[]);
+        self.b.switch_to_block(masked);
+        self.pending = entry;
+        Ok(Some(merge))
     }
 
     /// A branch target for a uniform `break` (the loop's exit) or `continue` (its latch) of
@@ -554,4 +609,24 @@ fn exits_diverge(analysis: &Uniformity, func: FuncId, body: &[Stmt]) -> bool {
         StmtKind::Loop { body, .. } => body.iter().any(|s| matches!(s.kind, StmtKind::Return)),
         _ => false,
     })
+}
+
+/// Most statements an `if` body may have for its coherent copy (see
+/// `Translator::coherent_then`): the copy doubles the body's code.
+const COHERENT_BODY_LIMIT: usize = 48;
+
+/// Whether a body's coherent copy keeps every lane active from its start to its end: only
+/// operations and nested `if`s (no loop, `break`, `continue`, call, `return`, `halt` or
+/// barrier takes lanes away or must be met by every wave), and small.
+fn coherent_body(body: &[Stmt]) -> bool {
+    let mut statements = 0;
+    let mut simple = true;
+    walk_block(body, 0, &mut |s, _| {
+        statements += 1;
+        simple &= matches!(
+            s.kind,
+            StmtKind::Op(_) | StmtKind::If { .. } | StmtKind::Nop | StmtKind::Wait | StmtKind::Fence { .. }
+        );
+    });
+    simple && statements <= COHERENT_BODY_LIMIT
 }

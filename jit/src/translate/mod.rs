@@ -106,6 +106,9 @@ pub struct Translator<'a, 'f> {
     /// Every lane is active for the statement being translated (and it has no guard): writes
     /// need no blend and stores no mask test.
     pub full: bool,
+    /// In the coherent copy of a divergent `if` body (see `control::Translator::coherent_then`):
+    /// a run-time test found every lane of the wave active here, whatever the analysis says.
+    pub coherent: bool,
     /// Open loops whose lanes may leave at different times, by the wave analysis and by the
     /// per-vector analysis: inside them no statement is known to run on every lane.
     pub divergent_loops: (u32, u32),
@@ -239,6 +242,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             all_live: flags.workgroup.iter().product::<u32>() % flags.width.max(1) == 0,
             maybe_empty: false,
             full: false,
+            coherent: false,
             divergent_loops: (0, 0),
             func: 0,
             call_divergent: false,
@@ -449,12 +453,13 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// inlined call (a uniform `return` empties the mask), not in a maybe-empty region, and
     /// not divergent by the analysis. Real branches for uniform control keep this exact.
     pub fn exec_is_full(&self, offset: u32) -> bool {
-        self.all_live
-            && !self.partial_halts
-            && !self.maybe_empty
-            && self.divergent_loops.0 == 0
-            && !self.inside_call()
-            && self.waves.get(self.func, offset).is_some_and(|info| !info.divergent)
+        self.coherent
+            || self.all_live
+                && !self.partial_halts
+                && !self.maybe_empty
+                && self.divergent_loops.0 == 0
+                && !self.inside_call()
+                && self.waves.get(self.func, offset).is_some_and(|info| !info.divergent)
     }
 
     /// Whether the statements being translated are inside an inlined call (here, or around the
