@@ -292,24 +292,8 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         return Err(JitError::Unsupported(format!("wave width {}", flags.width)));
     }
     let start = Instant::now();
-    let isa = host_isa(false)?;
-    let call_conv = isa.default_call_conv();
-    let config = isa.frontend_config();
-    let mut func = cranelift_codegen::ir::Function::new();
-    func.signature.call_conv = call_conv;
-    func.signature.params.push(AbiParam::new(I64));
-    func.signature.returns.push(AbiParam::new(I32));
-    let mut fctx = FunctionBuilderContext::new();
     let analyses = Analyses::new(kernel, flags);
-    let mut loop_fns = {
-        let fb = FunctionBuilder::new(&mut func, &mut fctx);
-        let mut t = Translator::new(fb, kernel, &CtxEnv, &analyses, flags, call_conv);
-        t.translate()?;
-        let fns = std::mem::take(&mut t.loop_fns);
-        t.finish(config);
-        fns
-    };
-    prune_loop_state(&mut func, &mut loop_fns);
+    let (func, loop_fns) = translate_entry(kernel, flags, &analyses)?;
     let tiering = tiering();
     let quick = match tiering {
         Tiering::Auto => {
@@ -363,6 +347,32 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         modules: Mutex::new(vec![module]),
     };
     Ok((compiled, optimized_tier))
+}
+
+/// Translate `kernel`'s entry function for `flags` (calls inlined) into CLIF, without
+/// compiling it; with the loop functions it calls on a bail-out, their unread state pruned.
+pub(crate) fn translate_entry(
+    kernel: &Kernel,
+    flags: Flags,
+    analyses: &Analyses,
+) -> Result<(cranelift_codegen::ir::Function, Vec<LoopFn>), JitError> {
+    let isa = host_isa(false)?;
+    let call_conv = isa.default_call_conv();
+    let mut func = cranelift_codegen::ir::Function::new();
+    func.signature.call_conv = call_conv;
+    func.signature.params.push(AbiParam::new(I64));
+    func.signature.returns.push(AbiParam::new(I32));
+    let mut fctx = FunctionBuilderContext::new();
+    let mut loop_fns = {
+        let fb = FunctionBuilder::new(&mut func, &mut fctx);
+        let mut t = Translator::new(fb, kernel, &CtxEnv, analyses, flags, call_conv);
+        t.translate()?;
+        let fns = std::mem::take(&mut t.loop_fns);
+        t.finish(isa.frontend_config());
+        fns
+    };
+    prune_loop_state(&mut func, &mut loop_fns);
+    Ok((func, loop_fns))
 }
 
 /// Compile `func` in a module of its own (the quick or the optimized tier); its address.

@@ -12,6 +12,7 @@ pub mod difftest;
 pub mod engine;
 pub mod error;
 pub mod helpers;
+pub mod snapshot;
 pub mod translate;
 
 pub use compiler::{compile, set_tiering, Compiled, Tiering, Tiers};

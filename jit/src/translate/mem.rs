@@ -188,6 +188,8 @@ impl Translator<'_, '_> {
         let mask = if local { Some(self.load_ctx(I32, self.env.local_mask_offset())) } else { None };
         let head = self.b.create_block();
         let after = self.b.create_block();
+        self.b.set_cold_block(head);
+        self.b.set_cold_block(after);
         self.b.append_block_param(head, I64);
         let zero = self.b.ins().iconst(I64, 0);
         self.b.ins().jump(head, &[zero.into()]);

@@ -1,0 +1,102 @@
+//! Snapshot tests of lowering decisions: for a few kernels, the counts of what the translator
+//! emits (`wave_jit_codegen::snapshot::lowering_summary`: masked writes, helper calls, vector
+//! and scalar accesses, NaN tests, native float ops, in hot and cold blocks) are pinned in
+//! `jit/tests/lowering/*.txt`. A change that loses a fast path (the coherent copy of a guarded
+//! body, whole-vector loads, native `fadd`, chunk-major loops) fails here with a diff.
+//!
+//! After an intended change, rewrite the files with `WAVE_JIT_BLESS=1 cargo test -p
+//! wave-jit-codegen --test lowering` and review the diff.
+
+use std::path::PathBuf;
+use wave_jit_codegen::snapshot::lowering_summary;
+use wave_jit_codegen::Flags;
+
+fn kernel(source: &str, name: &str) -> wave_isa::Kernel {
+    let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), name).unwrap_or_else(|e| panic!("{e}"));
+    module.kernels[0].clone()
+}
+
+fn flags(kernel: &wave_isa::Kernel, width: u32, checked: bool) -> Flags {
+    let workgroup = match kernel.meta.workgroup_size {
+        [0, _, _] => [256, 1, 1],
+        size => size,
+    };
+    Flags { width, checked, fuel: false, stats: false, workgroup, window_wraps: false }
+}
+
+/// Compare `kernel`'s summaries at the given (width, checked) with `lowering/<file>.txt`.
+fn pin(file: &str, kernel: &wave_isa::Kernel, cases: &[(u32, bool)]) {
+    let mut got = String::new();
+    for &(width, checked) in cases {
+        got += &lowering_summary(kernel, flags(kernel, width, checked)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lowering").join(format!("{file}.txt"));
+    if std::env::var_os("WAVE_JIT_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (make it with WAVE_JIT_BLESS=1)", path.display()));
+    if got != want {
+        let diff: Vec<String> = want
+            .lines()
+            .zip(got.lines())
+            .filter(|(w, g)| w != g)
+            .map(|(w, g)| format!("  pinned: {w}\n  now:    {g}"))
+            .collect();
+        panic!(
+            "the lowering of {file} changed ({} pinned lines, {} now):\n{}\nIf intended, rerun with WAVE_JIT_BLESS=1 and review the diff.",
+            want.lines().count(),
+            got.lines().count(),
+            diff.join("\n")
+        );
+    }
+}
+
+/// `if (i < n)` around two loads, an `fadd` and a store: the coherent copy runs unmasked
+/// (no blends, vector loads and stores), the masked path keeps them.
+#[test]
+fn vector_add() {
+    let k = kernel(include_str!("../../benches/kernels/vecadd.wave"), "vecadd.wave");
+    pin("vecadd", &k, &[(4, true), (32, true), (32, false)]);
+}
+
+/// The tiled GEMM: chunk-major inner loops with native FMAs and scalar shadows, their
+/// wave-major copies as loop functions.
+#[test]
+fn tiled_gemm() {
+    let k = kernel(include_str!("../../benches/kernels/gemm_tiled.wave"), "gemm_tiled.wave");
+    pin("gemm_tiled", &k, &[(32, true)]);
+}
+
+/// Wave reductions and atomics.
+#[test]
+fn reduction() {
+    let k = kernel(include_str!("../../benches/kernels/reduction.wave"), "reduction.wave");
+    pin("reduction", &k, &[(32, true)]);
+}
+
+/// Loads of `a[t - 1]` in divergent code: the vector's implied lane-0 address may wrap, so
+/// a wrap test and a cold lane-by-lane path come with each vector load.
+#[test]
+fn divergent_neighbour_loads() {
+    let source = "
+.kernel left
+    mov_sr r1, sr_thread_id_x
+    mov_imm r2, 2
+    shl r3, r1, r2
+    mov_imm r4, 4
+    isub r5, r3, r4
+    mov_imm r6, 0
+    icmp_gt p1, r1, r6
+    if p1
+        device_load_u32 r7, r5
+        mov_imm r8, 0x1000
+        iadd r9, r8, r3
+        device_store_u32 r9, r7
+    endif
+.end
+";
+    pin("neighbour", &kernel(source, "left.wave"), &[(32, true), (32, false)]);
+}
