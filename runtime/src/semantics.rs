@@ -720,20 +720,6 @@ pub fn dsqrt(a: u64) -> u64 {
     }
 }
 
-/// The f64 pair op of a `Double`-class op (`dsqrt` ignores `b` and `c`), `None` otherwise.
-#[inline]
-pub fn alu64(op: Op, a: u64, b: u64, c: u64) -> Option<u64> {
-    Some(match op {
-        Op::Dadd => dadd(a, b),
-        Op::Dsub => dsub(a, b),
-        Op::Dmul => dmul(a, b),
-        Op::Dma => dma(a, b, c),
-        Op::Ddiv => ddiv(a, b),
-        Op::Dsqrt => dsqrt(a),
-        _ => return None,
-    })
-}
-
 // ---------------------------------------------------------------------------------------------
 // MMA (§5.8): fixed 4×4×4 f32 tiles, row-major, per lane, in three fragment tables
 // ---------------------------------------------------------------------------------------------
@@ -859,83 +845,123 @@ pub fn atomic(op: Op, old: u32, value: u32, desired: u32) -> Option<u32> {
 // Dispatcher for single-register ALU ops
 // ---------------------------------------------------------------------------------------------
 
-/// The result of a single-register lane op (`rd` ← f(rs1, rs2, rs3, rs4)): integer, bitwise,
-/// f32, f16, bf16, and the 32-bit conversions. `None` for every other op (pairs, compares,
-/// memory, wave, control, moves).
+/// mov: the operand itself.
 #[inline]
+pub fn mov(a: u32) -> u32 {
+    a
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table: which function of this module each lane operation is
+// ---------------------------------------------------------------------------------------------
+
+/// Calls macro `$then` with every lane operation of the ISA (an op whose result in a lane is
+/// a function of that lane's operands alone), grouped by shape, each written `Variant
+/// function` (an [`Op`] variant and a function of this module). It is the only list of which
+/// function an op is: [`lane_fn`] (and so the JIT's lane helper) and the interpreter's
+/// dispatch are made from it, and the checklist test of `isa/README.md` reads [`lane_fn`].
+/// `pair_*` ops take and give f64 register pairs.
+#[macro_export]
+macro_rules! lane_ops {
+    ($then:ident) => {
+        $then! {
+            unary: [
+                Ineg ineg, Iabs iabs, Fneg fneg, Fabs fabs, Fsqrt fsqrt, Frsqrt frsqrt, Frcp frcp,
+                Ffloor ffloor, Fceil fceil, Fround fround, Ftrunc ftrunc, Ffract ffract, Fsat fsat,
+                Fsin fsin, Fcos fcos, Fexp2 fexp2, Flog2 flog2, Not not, Bitcount bitcount,
+                Bitfind bitfind, Bitrev bitrev, CvtF32I32 cvt_f32_i32, CvtF32U32 cvt_f32_u32,
+                CvtI32F32 cvt_i32_f32, CvtU32F32 cvt_u32_f32, CvtF32F16 cvt_f32_f16,
+                CvtF16F32 cvt_f16_f32, CvtF32Bf16 cvt_f32_bf16, CvtBf16F32 cvt_bf16_f32, Mov mov
+            ],
+            binary: [
+                Iadd iadd, Isub isub, Imul imul, ImulHi imul_hi, Idiv idiv, Imod imod, Imin imin,
+                Imax imax, Fadd fadd, Fsub fsub, Fmul fmul, Fdiv fdiv, Fmin fmin, Fmax fmax,
+                Hadd hadd, Hsub hsub, Hmul hmul, Hadd2 hadd2, Hmul2 hmul2, Badd badd, Bsub bsub,
+                Bmul bmul, Badd2 badd2, Bmul2 bmul2, And and, Or or, Xor xor, Shl shl, Shr shr,
+                Sar sar
+            ],
+            ternary: [
+                Imad imad, Iclamp iclamp, Fma fma, Fclamp fclamp, Hma hma, Hma2 hma2, Bma bma,
+                Bma2 bma2, Bfe bfe
+            ],
+            quaternary: [Bfi bfi],
+            compare: [
+                IcmpEq icmp_eq, IcmpNe icmp_ne, IcmpLt icmp_lt, IcmpLe icmp_le, IcmpGt icmp_gt,
+                IcmpGe icmp_ge, UcmpLt ucmp_lt, UcmpLe ucmp_le, FcmpEq fcmp_eq, FcmpNe fcmp_ne,
+                FcmpLt fcmp_lt, FcmpLe fcmp_le, FcmpGt fcmp_gt, FcmpOrd fcmp_ord,
+                FcmpUnord fcmp_unord
+            ],
+            pair_unary: [Dsqrt dsqrt],
+            pair_binary: [Dadd dadd, Dsub dsub, Dmul dmul, Ddiv ddiv],
+            pair_ternary: [Dma dma],
+        }
+    };
+}
+
+/// The shape and function of a lane operation (see [`lane_ops!`]).
+#[derive(Clone, Copy, Debug)]
+pub enum LaneFn {
+    Unary(fn(u32) -> u32),
+    Binary(fn(u32, u32) -> u32),
+    Ternary(fn(u32, u32, u32) -> u32),
+    Quaternary(fn(u32, u32, u32, u32) -> u32),
+    /// A predicate result.
+    Compare(fn(u32, u32) -> bool),
+    PairUnary(fn(u64) -> u64),
+    PairBinary(fn(u64, u64) -> u64),
+    PairTernary(fn(u64, u64, u64) -> u64),
+}
+
+macro_rules! lane_fn_table {
+    (
+        unary: [$($u:ident $uf:ident),* $(,)?],
+        binary: [$($b:ident $bf:ident),* $(,)?],
+        ternary: [$($t:ident $tf:ident),* $(,)?],
+        quaternary: [$($q:ident $qf:ident),* $(,)?],
+        compare: [$($c:ident $cf:ident),* $(,)?],
+        pair_unary: [$($pu:ident $puf:ident),* $(,)?],
+        pair_binary: [$($pb:ident $pbf:ident),* $(,)?],
+        pair_ternary: [$($pt:ident $ptf:ident),* $(,)?] $(,)?
+    ) => {
+        /// The lane function of `op`, or `None` for an op that is not a lane operation
+        /// (memory, atomics, wave ops, MMA, control, `select`, moves of immediates and
+        /// special registers, and the f32/f64 conversions, which change register counts).
+        pub fn lane_fn(op: Op) -> Option<LaneFn> {
+            Some(match op {
+                $(Op::$u => LaneFn::Unary($uf),)*
+                $(Op::$b => LaneFn::Binary($bf),)*
+                $(Op::$t => LaneFn::Ternary($tf),)*
+                $(Op::$q => LaneFn::Quaternary($qf),)*
+                $(Op::$c => LaneFn::Compare($cf),)*
+                $(Op::$pu => LaneFn::PairUnary($puf),)*
+                $(Op::$pb => LaneFn::PairBinary($pbf),)*
+                $(Op::$pt => LaneFn::PairTernary($ptf),)*
+                _ => return None,
+            })
+        }
+    };
+}
+lane_ops!(lane_fn_table);
+
+/// One lane of a 32-bit lane operation on operands `a`..`d` (those it does not take are
+/// ignored); `None` for ops that are not (compares give predicates, pair ops f64: see
+/// [`alu64`]).
 pub fn alu(op: Op, a: u32, b: u32, c: u32, d: u32) -> Option<u32> {
-    use Op::*;
-    Some(match op {
-        Iadd => iadd(a, b),
-        Isub => isub(a, b),
-        Imul => imul(a, b),
-        ImulHi => imul_hi(a, b),
-        Imad => imad(a, b, c),
-        Idiv => idiv(a, b),
-        Imod => imod(a, b),
-        Ineg => ineg(a),
-        Iabs => iabs(a),
-        Imin => imin(a, b),
-        Imax => imax(a, b),
-        Iclamp => iclamp(a, b, c),
-        Fadd => fadd(a, b),
-        Fsub => fsub(a, b),
-        Fmul => fmul(a, b),
-        Fma => fma(a, b, c),
-        Fdiv => fdiv(a, b),
-        Fneg => fneg(a),
-        Fabs => fabs(a),
-        Fmin => fmin(a, b),
-        Fmax => fmax(a, b),
-        Fclamp => fclamp(a, b, c),
-        Fsqrt => fsqrt(a),
-        Frsqrt => frsqrt(a),
-        Frcp => frcp(a),
-        Ffloor => ffloor(a),
-        Fceil => fceil(a),
-        Fround => fround(a),
-        Ftrunc => ftrunc(a),
-        Ffract => ffract(a),
-        Fsat => fsat(a),
-        Fsin => fsin(a),
-        Fcos => fcos(a),
-        Fexp2 => fexp2(a),
-        Flog2 => flog2(a),
-        Hadd => hadd(a, b),
-        Hsub => hsub(a, b),
-        Hmul => hmul(a, b),
-        Hma => hma(a, b, c),
-        Hadd2 => hadd2(a, b),
-        Hmul2 => hmul2(a, b),
-        Hma2 => hma2(a, b, c),
-        Badd => badd(a, b),
-        Bsub => bsub(a, b),
-        Bmul => bmul(a, b),
-        Bma => bma(a, b, c),
-        Badd2 => badd2(a, b),
-        Bmul2 => bmul2(a, b),
-        Bma2 => bma2(a, b, c),
-        And => and(a, b),
-        Or => or(a, b),
-        Xor => xor(a, b),
-        Not => not(a),
-        Shl => shl(a, b),
-        Shr => shr(a, b),
-        Sar => sar(a, b),
-        Bitcount => bitcount(a),
-        Bitfind => bitfind(a),
-        Bitrev => bitrev(a),
-        Bfe => bfe(a, b, c),
-        Bfi => bfi(a, b, c, d),
-        CvtF32I32 => cvt_f32_i32(a),
-        CvtF32U32 => cvt_f32_u32(a),
-        CvtI32F32 => cvt_i32_f32(a),
-        CvtU32F32 => cvt_u32_f32(a),
-        CvtF32F16 => cvt_f32_f16(a),
-        CvtF16F32 => cvt_f16_f32(a),
-        CvtF32Bf16 => cvt_f32_bf16(a),
-        CvtBf16F32 => cvt_bf16_f32(a),
-        Mov => a,
+    Some(match lane_fn(op)? {
+        LaneFn::Unary(f) => f(a),
+        LaneFn::Binary(f) => f(a, b),
+        LaneFn::Ternary(f) => f(a, b, c),
+        LaneFn::Quaternary(f) => f(a, b, c, d),
+        _ => return None,
+    })
+}
+
+/// One lane of an f64 operation on register pairs (as u64); `None` for other ops.
+pub fn alu64(op: Op, a: u64, b: u64, c: u64) -> Option<u64> {
+    Some(match lane_fn(op)? {
+        LaneFn::PairUnary(f) => f(a),
+        LaneFn::PairBinary(f) => f(a, b),
+        LaneFn::PairTernary(f) => f(a, b, c),
         _ => return None,
     })
 }

@@ -443,90 +443,35 @@ impl Wave {
                 self.write_pred(inst.rd, bits, mask)
             }};
         }
+        // Lane operations: one arm per op of the semantics table (`lane_ops!`), each calling
+        // its function lane by lane (monomorphised, as if written here).
+        macro_rules! lane_arms {
+            (
+                unary: [$($u:ident $uf:ident),* $(,)?],
+                binary: [$($b:ident $bf:ident),* $(,)?],
+                ternary: [$($t:ident $tf:ident),* $(,)?],
+                quaternary: [$($q:ident $qf:ident),* $(,)?],
+                compare: [$($c:ident $cf:ident),* $(,)?],
+                pair_unary: [$($pu:ident $puf:ident),* $(,)?],
+                pair_binary: [$($pb:ident $pbf:ident),* $(,)?],
+                pair_ternary: [$($pt:ident $ptf:ident),* $(,)?] $(,)?
+            ) => {
+                match inst.op {
+                    $(Op::$u => return Ok(un!(s::$uf)),)*
+                    $(Op::$b => return Ok(bin!(s::$bf)),)*
+                    $(Op::$t => return Ok(tri!(s::$tf)),)*
+                    $(Op::$q => return Ok(self.map4(rd, [a, b, c, d], mask, s::$qf)),)*
+                    $(Op::$c => return Ok(cmp!(s::$cf)),)*
+                    $(Op::$pu => return Ok(self.map_pairs(rd, [a, a, a], mask, |x, _, _| s::$puf(x))),)*
+                    $(Op::$pb => return Ok(self.map_pairs(rd, [a, b, c], mask, |x, y, _| s::$pbf(x, y))),)*
+                    $(Op::$pt => return Ok(self.map_pairs(rd, [a, b, c], mask, s::$ptf)),)*
+                    _ => {}
+                }
+            };
+        }
+        crate::lane_ops!(lane_arms);
         use Op::*;
         match inst.op {
-            Iadd => bin!(s::iadd),
-            Isub => bin!(s::isub),
-            Imul => bin!(s::imul),
-            ImulHi => bin!(s::imul_hi),
-            Imad => tri!(s::imad),
-            Idiv => bin!(s::idiv),
-            Imod => bin!(s::imod),
-            Ineg => un!(s::ineg),
-            Iabs => un!(s::iabs),
-            Imin => bin!(s::imin),
-            Imax => bin!(s::imax),
-            Iclamp => tri!(s::iclamp),
-            Fadd => bin!(s::fadd),
-            Fsub => bin!(s::fsub),
-            Fmul => bin!(s::fmul),
-            Fma => tri!(s::fma),
-            Fdiv => bin!(s::fdiv),
-            Fneg => un!(s::fneg),
-            Fabs => un!(s::fabs),
-            Fmin => bin!(s::fmin),
-            Fmax => bin!(s::fmax),
-            Fclamp => tri!(s::fclamp),
-            Fsqrt => un!(s::fsqrt),
-            Frsqrt => un!(s::frsqrt),
-            Frcp => un!(s::frcp),
-            Ffloor => un!(s::ffloor),
-            Fceil => un!(s::fceil),
-            Fround => un!(s::fround),
-            Ftrunc => un!(s::ftrunc),
-            Ffract => un!(s::ffract),
-            Fsat => un!(s::fsat),
-            Fsin => un!(s::fsin),
-            Fcos => un!(s::fcos),
-            Fexp2 => un!(s::fexp2),
-            Flog2 => un!(s::flog2),
-            Hadd => bin!(s::hadd),
-            Hsub => bin!(s::hsub),
-            Hmul => bin!(s::hmul),
-            Hma => tri!(s::hma),
-            Hadd2 => bin!(s::hadd2),
-            Hmul2 => bin!(s::hmul2),
-            Hma2 => tri!(s::hma2),
-            Badd => bin!(s::badd),
-            Bsub => bin!(s::bsub),
-            Bmul => bin!(s::bmul),
-            Bma => tri!(s::bma),
-            Badd2 => bin!(s::badd2),
-            Bmul2 => bin!(s::bmul2),
-            Bma2 => tri!(s::bma2),
-            Dadd => self.map_pairs(rd, [a, b, c], mask, |x, y, _| s::dadd(x, y)),
-            Dsub => self.map_pairs(rd, [a, b, c], mask, |x, y, _| s::dsub(x, y)),
-            Dmul => self.map_pairs(rd, [a, b, c], mask, |x, y, _| s::dmul(x, y)),
-            Dma => self.map_pairs(rd, [a, b, c], mask, s::dma),
-            Ddiv => self.map_pairs(rd, [a, b, c], mask, |x, y, _| s::ddiv(x, y)),
-            Dsqrt => self.map_pairs(rd, [a, a, a], mask, |x, _, _| s::dsqrt(x)),
-            And => bin!(s::and),
-            Or => bin!(s::or),
-            Xor => bin!(s::xor),
-            Not => un!(s::not),
-            Shl => bin!(s::shl),
-            Shr => bin!(s::shr),
-            Sar => bin!(s::sar),
-            Bitcount => un!(s::bitcount),
-            Bitfind => un!(s::bitfind),
-            Bitrev => un!(s::bitrev),
-            Bfe => tri!(s::bfe),
-            Bfi => self.map4(rd, [a, b, c, d], mask, s::bfi),
-            IcmpEq => cmp!(s::icmp_eq),
-            IcmpNe => cmp!(s::icmp_ne),
-            IcmpLt => cmp!(s::icmp_lt),
-            IcmpLe => cmp!(s::icmp_le),
-            IcmpGt => cmp!(s::icmp_gt),
-            IcmpGe => cmp!(s::icmp_ge),
-            UcmpLt => cmp!(s::ucmp_lt),
-            UcmpLe => cmp!(s::ucmp_le),
-            FcmpEq => cmp!(s::fcmp_eq),
-            FcmpNe => cmp!(s::fcmp_ne),
-            FcmpLt => cmp!(s::fcmp_lt),
-            FcmpLe => cmp!(s::fcmp_le),
-            FcmpGt => cmp!(s::fcmp_gt),
-            FcmpOrd => cmp!(s::fcmp_ord),
-            FcmpUnord => cmp!(s::fcmp_unord),
             Select => {
                 let p = self.pred(PredRef { index: inst.rs1, negated: false });
                 let mut out = [0u32; 64];
@@ -537,14 +482,6 @@ impl Wave {
                 }
                 self.write_row(rd, &out, mask);
             }
-            CvtF32I32 => un!(s::cvt_f32_i32),
-            CvtF32U32 => un!(s::cvt_f32_u32),
-            CvtI32F32 => un!(s::cvt_i32_f32),
-            CvtU32F32 => un!(s::cvt_u32_f32),
-            CvtF32F16 => un!(s::cvt_f32_f16),
-            CvtF16F32 => un!(s::cvt_f16_f32),
-            CvtF32Bf16 => un!(s::cvt_f32_bf16),
-            CvtBf16F32 => un!(s::cvt_bf16_f32),
             CvtF32F64 => {
                 let mut out = [0u32; 64];
                 for (o, (&lo, &hi)) in out.iter_mut().zip(self.row(a).iter().zip(self.row(a + 1))) {
@@ -560,7 +497,6 @@ impl Wave {
                 self.write_row(rd, &lo, mask);
                 self.write_row(rd + 1, &hi, mask);
             }
-            Mov => un!(std::convert::identity),
             MovImm => self.write_row(rd, &[inst.imm; 64], mask),
             MovSr => {
                 let mut out = [0u32; 64];
@@ -638,6 +574,11 @@ impl Wave {
                 // Structural and synchronisation ops never reach here: the lowering turns
                 // them into micro-ops.
                 let what = format!("`{}` as a data operation", inst.op.mnemonic());
+                return Err(self.error(ctx, at, None, RunErrorKind::Unsupported(what)));
+            }
+            _ => {
+                // Every lane operation returned above (the semantics table's arms).
+                let what = format!("`{}`: no interpreter path", inst.op.mnemonic());
                 return Err(self.error(ctx, at, None, RunErrorKind::Unsupported(what)));
             }
         }
