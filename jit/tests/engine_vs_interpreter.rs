@@ -873,10 +873,8 @@ fn shadowed_loops_match() {
 /// debug assertion, a wrong per-vector view would change the sums.
 #[test]
 fn every_pure_vector_op_in_a_chunk_major_loop() {
-    let ops: Vec<Op> = data_ops()
-        .into_iter()
-        .filter(|&op| wave_jit_codegen::translate::chunk::is_pure_vector_op(op))
-        .collect();
+    let ops: Vec<Op> =
+        data_ops().into_iter().filter(|&op| wave_jit_codegen::translate::rules::is_native(op)).collect();
     assert!(ops.len() > 30, "{} ops", ops.len());
     let mut k = prologue();
     k.push(mov_imm(7, 32));

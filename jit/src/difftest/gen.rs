@@ -289,7 +289,7 @@ impl Gen<'_> {
                     Some(Node::Op(i) | Node::Mem { inst: i, .. } | Node::LinearMem { inst: i, .. }) => i.op,
                     _ => continue,
                 };
-                if crate::translate::chunk::is_pure_vector_op(op) {
+                if crate::translate::rules::is_native(op) {
                     let mut node = node.expect("matched above");
                     if let Node::Op(i) | Node::Mem { inst: i, .. } | Node::LinearMem { inst: i, .. } =
                         &mut node

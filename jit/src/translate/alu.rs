@@ -36,6 +36,9 @@ impl Translator<'_, '_> {
     }
 
     fn int_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        if !super::rules::is_native(inst.op) {
+            return self.lane_helper(inst, pc);
+        }
         let mask = self.op_mask(inst.guard);
         let (rd, a, b, c) = (inst.rd, inst.rs1, inst.rs2, inst.rs3);
         let n = self.n;
@@ -160,7 +163,7 @@ impl Translator<'_, '_> {
                     })
                     .collect()
             }
-            _ => return self.lane_helper(inst, pc),
+            _ => return Err(super::rules::no_lowering(inst.op)),
         };
         self.set_reg(rd as u32, &result, &mask);
         Ok(())

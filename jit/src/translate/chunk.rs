@@ -25,7 +25,7 @@ use crate::error::JitError;
 use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Variable;
-use wave_isa::opcodes::{Class, Role};
+use wave_isa::opcodes::Role;
 use wave_isa::{FuncId, Op, StateRef, Stmt, StmtKind};
 
 /// The wave state a chunk view replaces: registers, predicates, exec and live masks.
@@ -229,7 +229,7 @@ pub(super) fn nan_sticky_accumulators(body: &[Stmt]) -> Vec<u32> {
 /// without a helper call.
 fn body_is_lane_local(body: &[Stmt]) -> bool {
     body.iter().all(|s| match &s.kind {
-        StmtKind::Op(inst) => is_pure_vector_op(inst.op),
+        StmtKind::Op(inst) => super::rules::is_native(inst.op),
         StmtKind::If { then_body, else_body, .. } => {
             body_is_lane_local(then_body) && body_is_lane_local(else_body)
         }
@@ -238,68 +238,4 @@ fn body_is_lane_local(body: &[Stmt]) -> bool {
         StmtKind::Fence { .. } | StmtKind::Wait | StmtKind::Nop => true,
         StmtKind::Barrier | StmtKind::Call { .. } | StmtKind::Return | StmtKind::Halt { .. } => false,
     })
-}
-
-/// Ops lowered to vector code only (no helper): loads, and the native cases of `int_op`,
-/// `float_op` and `float_run`. Keep in step with those (a helper call in a chunk-major loop
-/// trips a debug assertion in `call_helper`; the engine tests run every op in such loops).
-pub fn is_pure_vector_op(op: Op) -> bool {
-    use Op::*;
-    match op.class() {
-        Class::LocalLoad | Class::DeviceLoad => true,
-        Class::Float => matches!(
-            op,
-            Fadd | Fsub
-                | Fmul
-                | Fma
-                | Fdiv
-                | Fneg
-                | Fabs
-                | Fsqrt
-                | Frsqrt
-                | Frcp
-                | Ffloor
-                | Fceil
-                | Ftrunc
-                | Ffract
-        ),
-        _ => matches!(
-            op,
-            Iadd | Isub
-                | Imul
-                | Imin
-                | Imax
-                | And
-                | Or
-                | Xor
-                | Not
-                | Ineg
-                | Iabs
-                | Imad
-                | Iclamp
-                | IcmpEq
-                | IcmpNe
-                | IcmpLt
-                | IcmpLe
-                | IcmpGt
-                | IcmpGe
-                | UcmpLt
-                | UcmpLe
-                | FcmpEq
-                | FcmpNe
-                | FcmpLt
-                | FcmpLe
-                | FcmpGt
-                | FcmpOrd
-                | FcmpUnord
-                | Select
-                | Mov
-                | MovImm
-                | MovSr
-                | CvtF32I32
-                | CvtF32U32
-                | CvtI32F32
-                | CvtU32F32
-        ),
-    }
 }

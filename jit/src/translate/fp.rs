@@ -17,6 +17,9 @@ use wave_isa::{Instruction, Op, Stmt, StmtKind};
 
 impl Translator<'_, '_> {
     pub fn float_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        if !super::rules::is_native(inst.op) {
+            return self.lane_helper(inst, pc);
+        }
         let n = self.n;
         let (a, b) = (inst.rs1 as u32, inst.rs2 as u32);
         let unary = |t: &mut Self, f: &dyn Fn(&mut Self, Value) -> Value| -> Vec<Value> {
@@ -42,12 +45,11 @@ impl Translator<'_, '_> {
                 .collect()
         };
         let result = match inst.op {
-            // Which NaN x86 returns when both operands are NaN depends on operand order, which
-            // Cranelift (and LLVM in the interpreter) may swap for commutative ops. The
-            // interpreter's compiled `semantics::fadd`/`fmul` return the second operand's NaN
-            // (measured); the fix-up pins that. `semantics` should make this explicit.
-            // Not commutative: the machine keeps the operand order, so x86's first-source NaN
-            // is `semantics`' first NaN operand.
+            // `semantics` pins the first NaN operand (rs1, rs2, rs3), quieted. `fsub` and
+            // `fdiv` are not commutative: the machine keeps the operand order, so x86's
+            // first-source NaN is `semantics`' first NaN operand.
+            // Every `fadd`, `fmul` and `fma` statement is part of a run (`float_run`).
+            Op::Fadd | Op::Fmul | Op::Fma => return self.lane_helper(inst, pc),
             Op::Fsub => binary(self, &|t, x, y| t.b.ins().fsub(x, y)),
             // B.12: IEEE division.
             Op::Fdiv => binary(self, &|t, x, y| t.b.ins().fdiv(x, y)),
@@ -86,7 +88,7 @@ impl Translator<'_, '_> {
                 let tr = t.b.ins().trunc(x);
                 t.b.ins().fsub(x, tr)
             }),
-            _ => return self.lane_helper(inst, pc),
+            _ => return Err(super::rules::no_lowering(inst.op)),
         };
         let mask = self.op_mask(inst.guard);
         self.set_reg(inst.rd as u32, &result, &mask);

@@ -17,6 +17,7 @@ pub mod env;
 pub mod fp;
 pub mod loop_fn;
 pub mod mem;
+pub mod rules;
 pub mod shadow;
 pub mod waveops;
 

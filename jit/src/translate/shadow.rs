@@ -103,13 +103,6 @@ fn note(map: &mut HashMap<u32, Seen>, key: u32, seen: Seen) {
         .or_insert(seen);
 }
 
-/// Ops whose scalar form [`Translator::scalar_op`] computes (integer, lane-wise, no helper).
-fn has_scalar_form(op: Op) -> bool {
-    use Op::*;
-    matches!(op, Iadd | Isub | Imul | Imad | Imin | Imax | And | Or | Xor | Not | Ineg | Mov | MovImm)
-        || int_compare(op).is_some()
-}
-
 impl Translator<'_, '_> {
     /// The shadows for the chunk-major loop at `offset`, or `None` when its body may run on
     /// part of a vector (divergent or guarded control) or keeps nothing as a scalar.
@@ -126,7 +119,7 @@ impl Translator<'_, '_> {
                 complete = false;
                 return;
             };
-            let scalar_write = s.guard.is_none() && has_scalar_form(inst.op);
+            let scalar_write = s.guard.is_none() && super::rules::has_scalar_form(inst.op);
             for ((spec, _), value) in inst.operands().zip(&info.operands) {
                 let index = inst.slot_value(spec.slot);
                 let uniform = |v: Option<Shape>| Seen::of(v.filter(|v| v.is_uniform()));
