@@ -11,18 +11,18 @@ mod prelude;
 
 use crate::ops::{lowering, AtomicKind, Lowering, MmaKind, ScopeNames, Space, WaveKind, MMA_DIM};
 use crate::plan::Plan;
+use crate::walk::{walk, FreshIds, Rejoin, Step, Syntax};
 use crate::{EmitError, Target};
 use std::fmt::Write as _;
 use wave_isa::instr::{Instruction, PredRef};
-use wave_isa::ir::{Block, StmtKind};
+use wave_isa::ir::Stmt;
 use wave_isa::opcodes::{Frag, Op, Scope, SpecialReg};
 use wave_isa::Kernel;
 
 /// The kernel function (without the shared header).
 pub(crate) fn write_kernel(kernel: &Kernel, plan: &Plan, target: Target) -> Result<String, EmitError> {
-    let mut w = Writer { kernel, plan, target, out: String::new(), indent: 1, next_id: 0 };
-    let entry_scope = FnScope { ret: None, lp: None };
-    w.block(&kernel.funcs[0].body, &entry_scope)?;
+    let mut w = Writer { kernel, plan, target, out: String::new(), indent: 1 };
+    walk(kernel, target, &mut w)?;
     let body = std::mem::take(&mut w.out);
     Ok(w.assemble(&body))
 }
@@ -75,28 +75,12 @@ pub(crate) fn host_helpers() -> String {
     s
 }
 
-/// The innermost loop's flags.
-#[derive(Clone)]
-struct LoopVars {
-    brk: String,
-    cnt: String,
-}
-
-/// Where a statement sits: inside which inlined call and which loop.
-#[derive(Clone)]
-struct FnScope {
-    /// The `ret` flag of the inlined call; `None` in the entry function.
-    ret: Option<String>,
-    lp: Option<LoopVars>,
-}
-
 struct Writer<'a> {
     kernel: &'a Kernel,
     plan: &'a Plan,
     target: Target,
     out: String,
     indent: usize,
-    next_id: u32,
 }
 
 fn reg(r: u32) -> String {
@@ -139,133 +123,17 @@ impl Writer<'_> {
         self.out.push('\n');
     }
 
-    fn fresh(&mut self) -> u32 {
-        self.next_id += 1;
-        self.next_id
+    /// A line that opens a `{`: what follows is indented.
+    fn open(&mut self, s: impl AsRef<str>) {
+        self.line(s);
+        self.indent += 1;
     }
 
-    /// `exec` after a nested construct: the entry mask minus lanes that left.
-    fn rejoin(&self, entry: &str, scope: &FnScope, include_loop: bool) -> String {
-        let mut e = format!("{entry} && live");
-        if include_loop {
-            if let Some(lp) = &scope.lp {
-                let _ = write!(e, " && !{} && !{}", lp.brk, lp.cnt);
-            }
-        }
-        if let Some(ret) = &scope.ret {
-            let _ = write!(e, " && !{ret}");
-        }
-        e
-    }
-
-    fn block(&mut self, block: &Block, scope: &FnScope) -> Result<(), EmitError> {
-        for stmt in block {
-            let act = act_expr(stmt.guard);
-            match &stmt.kind {
-                StmtKind::Op(inst) => self.op(inst, &act, stmt.offset)?,
-                StmtKind::If { pred, then_body, else_body, .. } => {
-                    let id = self.fresh();
-                    let entry = format!("ife{id}");
-                    self.line(format!("{{ // if {} (0x{:x})", pred_ref(*pred), stmt.offset));
-                    self.indent += 1;
-                    self.line(format!("const bool {entry} = exec;"));
-                    self.line(format!("exec = {entry} && {};", pred_ref(*pred)));
-                    self.block(then_body, scope)?;
-                    if !else_body.is_empty() {
-                        self.line(format!("exec = {entry} && !({});", pred_ref(*pred)));
-                        self.block(else_body, scope)?;
-                    }
-                    let rejoin = self.rejoin(&entry, scope, true);
-                    self.line(format!("exec = {rejoin};"));
-                    self.indent -= 1;
-                    self.line("}");
-                }
-                StmtKind::Loop { body, .. } => {
-                    let id = self.fresh();
-                    let entry = format!("le{id}");
-                    let lp = LoopVars { brk: format!("brk{id}"), cnt: format!("cnt{id}") };
-                    self.line(format!("{{ // loop (0x{:x})", stmt.offset));
-                    self.indent += 1;
-                    self.line(format!("const bool {entry} = exec;"));
-                    self.line(format!("bool {} = false;", lp.brk));
-                    self.line("do {");
-                    self.indent += 1;
-                    self.line(format!("bool {} = false;", lp.cnt));
-                    let inner = FnScope { ret: scope.ret.clone(), lp: Some(lp.clone()) };
-                    self.block(body, &inner)?;
-                    let mut next = format!("{entry} && live && !{}", lp.brk);
-                    if let Some(ret) = &scope.ret {
-                        let _ = write!(next, " && !{ret}");
-                    }
-                    self.line(format!("(void){};", lp.cnt));
-                    self.line(format!("exec = {next};"));
-                    self.indent -= 1;
-                    self.line("} while (WAVE_ANY(exec));");
-                    let after = self.rejoin(&entry, scope, false);
-                    self.line(format!("exec = {after};"));
-                    self.indent -= 1;
-                    self.line("}");
-                }
-                StmtKind::Break { pred } | StmtKind::Continue { pred } => {
-                    let Some(lp) = &scope.lp else {
-                        return Err(EmitError::Unsupported {
-                            target: self.target,
-                            what: format!("break/continue outside a loop at offset 0x{:x}", stmt.offset),
-                        });
-                    };
-                    let flag = if matches!(stmt.kind, StmtKind::Break { .. }) { &lp.brk } else { &lp.cnt };
-                    self.line(format!("if (exec && {}) {{ {flag} = true; exec = false; }}", pred_ref(*pred)));
-                }
-                StmtKind::Call { func, target } => {
-                    let id = self.fresh();
-                    let saved = format!("ce{id}");
-                    let ret = format!("ret{id}");
-                    self.line(format!("{{ // call 0x{target:x} (0x{:x})", stmt.offset));
-                    self.indent += 1;
-                    self.line(format!("const bool {saved} = exec;"));
-                    self.line(format!("bool {ret} = false;"));
-                    let callee = FnScope { ret: Some(ret.clone()), lp: None };
-                    let body = &self.kernel.funcs[*func].body;
-                    self.block(body, &callee)?;
-                    self.line(format!("(void){ret};"));
-                    self.line(format!("exec = {saved} && live;"));
-                    self.indent -= 1;
-                    self.line("}");
-                }
-                StmtKind::Return if scope.ret.is_some() => {
-                    let ret = scope.ret.clone().unwrap_or_default();
-                    self.line(format!(
-                        "if ({act}) {{ {ret} = true; exec = false; }} // return (0x{:x})",
-                        stmt.offset
-                    ));
-                }
-                StmtKind::Return | StmtKind::Halt { .. } => {
-                    self.line(format!(
-                        "if ({act}) {{ live = false; exec = false; }} // halt (0x{:x})",
-                        stmt.offset
-                    ));
-                    self.line("if (!WAVE_ANY(live)) return;");
-                }
-                StmtKind::Barrier => {
-                    if stmt.guard.is_some() {
-                        self.line(format!("if (WAVE_ANY({act})) WAVE_BARRIER();"));
-                    } else {
-                        self.line("WAVE_BARRIER();");
-                    }
-                }
-                StmtKind::Fence { op, scope: fscope } => {
-                    let fence = self.fence(*op, *fscope);
-                    if stmt.guard.is_some() {
-                        self.line(format!("if ({act}) {fence};"));
-                    } else {
-                        self.line(format!("{fence};"));
-                    }
-                }
-                StmtKind::Wait => self.line("// wait: memory operations complete in program order"),
-                StmtKind::Nop => self.line("// nop"),
-            }
-        }
-        Ok(())
+    /// `exec` back to `rejoin`, and the `}` of an `if`, loop or call.
+    fn close(&mut self, rejoin: &Rejoin) {
+        self.line(format!("exec = {};", mask(rejoin)));
+        self.indent -= 1;
+        self.line("}");
     }
 
     fn fence(&self, op: Op, scope: Scope) -> String {
@@ -305,9 +173,8 @@ impl Writer<'_> {
         }
     }
 
-    fn op(&mut self, inst: &Instruction, act: &str, offset: u32) -> Result<(), EmitError> {
-        let (d, a, b, c, e) =
-            (inst.rd as u32, inst.rs1 as u32, inst.rs2 as u32, inst.rs3 as u32, inst.rs4 as u32);
+    fn data_op(&mut self, inst: &Instruction, act: &str, offset: u32) -> Result<(), EmitError> {
+        let (d, a, b, c) = (inst.rd as u32, inst.rs1 as u32, inst.rs2 as u32, inst.rs3 as u32);
         let comment = format!("// {} (0x{offset:x})", inst.op.mnemonic());
         match lowering(inst.op) {
             Lowering::Pure => self.pure(inst, act, &comment, offset)?,
@@ -418,16 +285,8 @@ impl Writer<'_> {
                     }
                 }
             }
-            Lowering::Statement => {
-                return Err(EmitError::UnsupportedOp {
-                    target: self.target,
-                    what: "control instruction outside the statement tree".into(),
-                    mnemonic: inst.op.mnemonic(),
-                    offset,
-                })
-            }
+            Lowering::Statement => unreachable!("the walk writes statements"),
         }
-        let _ = e;
         Ok(())
     }
 
@@ -676,14 +535,7 @@ impl Writer<'_> {
             Mov => r(ra.clone()),
             MovImm => r(format!("0x{:08X}u", inst.imm)),
             // Everything else has its own lowering (see ops::lowering).
-            _ => {
-                return Err(EmitError::UnsupportedOp {
-                    target: self.target,
-                    what: "no per-lane formula".into(),
-                    mnemonic: inst.op.mnemonic(),
-                    offset,
-                })
-            }
+            _ => return Err(EmitError::op(self.target, "no per-lane formula", inst.op, offset)),
         };
         let text = match res {
             Res::Reg(x) => format!("if ({act}) {} = {x}; {comment}", reg(d)),
@@ -806,6 +658,77 @@ impl Writer<'_> {
         s.push_str(body);
         s.push_str("}\n");
         s
+    }
+}
+
+/// `exec`'s new value as one expression.
+fn mask(rejoin: &Rejoin) -> String {
+    let mut e = format!("{} && live", rejoin.entry);
+    for flag in &rejoin.left {
+        let _ = write!(e, " && !{flag}");
+    }
+    e
+}
+
+impl Syntax for Writer<'_> {
+    const FLAG_PREFIX: &'static str = "";
+
+    fn step(&mut self, stmt: &Stmt, step: Step, _ids: &mut FreshIds) -> Result<(), EmitError> {
+        let (act, offset) = (act_expr(stmt.guard), stmt.offset);
+        match step {
+            Step::Op(inst) => self.data_op(inst, &act, offset)?,
+            Step::If { entry, pred } => {
+                self.open(format!("{{ // if {} (0x{offset:x})", pred_ref(pred)));
+                self.line(format!("const bool {entry} = exec;"));
+                self.line(format!("exec = {entry} && {};", pred_ref(pred)));
+            }
+            Step::Else { entry, pred } => self.line(format!("exec = {entry} && !({});", pred_ref(pred))),
+            Step::EndIf(rejoin) => self.close(&rejoin),
+            Step::Loop { entry, brk, cnt, .. } => {
+                self.open(format!("{{ // loop (0x{offset:x})"));
+                self.line(format!("const bool {entry} = exec;"));
+                self.line(format!("bool {brk} = false;"));
+                self.open("do {");
+                self.line(format!("bool {cnt} = false;"));
+            }
+            Step::EndLoop { cnt, next, after, .. } => {
+                self.line(format!("(void){cnt};"));
+                self.line(format!("exec = {};", mask(&next)));
+                self.indent -= 1;
+                self.line("} while (WAVE_ANY(exec));");
+                self.close(&after);
+            }
+            Step::LoopExit { flag, pred, .. } => {
+                self.line(format!("if (exec && {}) {{ {flag} = true; exec = false; }}", pred_ref(pred)))
+            }
+            Step::Call { entry, ret, target } => {
+                self.open(format!("{{ // call 0x{target:x} (0x{offset:x})"));
+                self.line(format!("const bool {entry} = exec;"));
+                self.line(format!("bool {ret} = false;"));
+            }
+            Step::EndCall { ret, rejoin, .. } => {
+                self.line(format!("(void){ret};"));
+                self.close(&rejoin);
+            }
+            Step::Return(flag) => {
+                self.line(format!("if ({act}) {{ {flag} = true; exec = false; }} // return (0x{offset:x})"))
+            }
+            Step::Halt => {
+                self.line(format!("if ({act}) {{ live = false; exec = false; }} // halt (0x{offset:x})"));
+                self.line("if (!WAVE_ANY(live)) return;");
+            }
+            Step::Barrier if stmt.guard.is_some() => {
+                self.line(format!("if (WAVE_ANY({act})) WAVE_BARRIER();"))
+            }
+            Step::Barrier => self.line("WAVE_BARRIER();"),
+            Step::Fence(op, scope) if stmt.guard.is_some() => {
+                self.line(format!("if ({act}) {};", self.fence(op, scope)))
+            }
+            Step::Fence(op, scope) => self.line(format!("{};", self.fence(op, scope))),
+            Step::Wait => self.line("// wait: memory operations complete in program order"),
+            Step::Nop => self.line("// nop"),
+        }
+        Ok(())
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::Target;
 use thiserror::Error;
+use wave_isa::opcodes::Op;
 
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum EmitError {
@@ -20,4 +21,11 @@ pub enum EmitError {
     /// The requested wave width is not one the target provides.
     #[error("unsupported on {target}: wave width {width} (the target provides {supported:?})")]
     WaveWidth { target: Target, width: u32, supported: &'static [u32] },
+}
+
+impl EmitError {
+    /// [`EmitError::UnsupportedOp`] for `op` at `offset`.
+    pub(crate) fn op(target: Target, what: &str, op: Op, offset: u32) -> EmitError {
+        EmitError::UnsupportedOp { target, what: what.into(), mnemonic: op.mnemonic(), offset }
+    }
 }

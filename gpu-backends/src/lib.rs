@@ -7,6 +7,7 @@
 //! - [`Target::Metal`]: Metal Shading Language (SIMD-group width 32; no f64).
 //!
 //! No writer decodes instructions or re-derives control flow: the tree gives the structure,
+//! one walk of it (`walk.rs`: loop and call flags, inlining, masks) drives every writer,
 //! [`ops::lowering`] gives the shared per-op description, and [`plan::Plan`] the facts every
 //! writer needs (registers, fragments, local memory size, inlined call tree).
 //!
@@ -22,6 +23,7 @@ pub mod error;
 pub mod ops;
 pub mod plan;
 mod ptx;
+mod walk;
 
 pub use error::EmitError;
 

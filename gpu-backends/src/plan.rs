@@ -54,12 +54,7 @@ impl Plan {
             let StmtKind::Op(inst) = &stmt.kind else { return };
             let op = inst.op;
             if target == Target::Metal && first_error.is_none() && uses_f64(op) {
-                first_error = Some(EmitError::UnsupportedOp {
-                    target,
-                    what: "f64".into(),
-                    mnemonic: op.mnemonic(),
-                    offset: stmt.offset,
-                });
+                first_error = Some(EmitError::op(target, "f64", op, stmt.offset));
             }
             uses_local |=
                 matches!(op.class(), Class::LocalLoad | Class::LocalStore | Class::LocalAtomic | Class::Mma);

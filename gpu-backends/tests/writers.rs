@@ -141,6 +141,43 @@ fn guards_narrow_exec() {
     assert!(write(&k, Target::Ptx, &opts()).unwrap().contains("and.pred %act, %exec, !%p2;"));
 }
 
+/// The walk's rules where the golden kernel does not reach: inside an inlined call, a loop and
+/// an `if` in it rejoin without the lanes that returned, and PTX's barrier labels take their
+/// numbers from the counter of the flags (call 1, loop 2, if 3, barrier 4).
+#[test]
+fn loops_inside_calls_rejoin_without_returned_lanes() {
+    let source = "
+.kernel k
+    call f
+    halt
+f:
+    loop
+        if p1
+            @p2 return
+        endif
+        @p3 barrier
+        break p2
+    endloop
+    return
+.end
+";
+    let file = wave_isa::asm::assemble(source, "k.wave").unwrap().file;
+    let kernel = &wave_isa::module::Module::from_wbin(&file).unwrap().kernels[0];
+    let hip = write(kernel, Target::Hip, &opts()).unwrap();
+    for want in [
+        "if ((exec && p2)) { ret1 = true; exec = false; } // return (0x14)",
+        "exec = ife3 && live && !brk2 && !cnt2 && !ret1;",
+        "exec = le2 && live && !brk2 && !ret1;\n      } while (WAVE_ANY(exec));\n      exec = le2 && live && !ret1;",
+        "(void)ret1;\n    exec = ce1 && live;",
+    ] {
+        assert!(hip.contains(want), "hip: missing `{want}`");
+    }
+    let ptx = write(kernel, Target::Ptx, &opts()).unwrap();
+    for want in [".reg .pred %ret1;", "or.pred %ret1, %ret1, %act;", "@!%q0 bra.uni BARRIER_SKIP_4;"] {
+        assert!(ptx.contains(want), "ptx: missing `{want}`");
+    }
+}
+
 /// Golden files: `WAVE_UPDATE_GOLDEN=1 cargo test -p wave-gpu-backends --test writers` rewrites them.
 fn golden(name: &str, text: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
