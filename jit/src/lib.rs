@@ -12,6 +12,7 @@ pub mod difftest;
 pub mod engine;
 pub mod error;
 pub mod helpers;
+mod stacks;
 pub mod translate;
 
 pub use compiler::{compile, set_tiering, Compiled, Tiering, Tiers};
