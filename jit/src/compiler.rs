@@ -14,7 +14,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::Module;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use wave_isa::{Kernel, StmtKind};
@@ -31,8 +31,10 @@ pub type WaveFn = unsafe extern "C" fn(*mut WaveCtx) -> u32;
 /// results; the register allocator is most of the compile time of a large kernel (a GEMM's
 /// chunk-major loops at W = 32), and a short dispatch should not wait for it.
 pub struct Compiled {
-    /// The entry function waves start in now (a [`WaveFn`]).
-    entry: AtomicUsize,
+    /// The first tier's entry function (the only one unless tiered).
+    first: EntryCode,
+    /// The optimized tier's entry function, once it took over.
+    second: OnceLock<EntryCode>,
     /// The loop functions the entry calls on a bail-out (`WaveCtx::lazy_loops`).
     pub lazy: LazyLoops,
     /// Whether the kernel has barriers (waves then run as fibers).
@@ -52,12 +54,16 @@ pub struct Compiled {
 
 impl Compiled {
     /// The entry function of the best tier ready now.
-    pub fn entry(&self) -> WaveFn {
-        let ptr = self.entry.load(Ordering::Acquire) as *const u8;
-        // SAFETY: `entry` only ever holds the address of a finalized function declared with
-        // exactly this signature (one i64 pointer in, an i32 status out) in the ISA's default
-        // calling convention, which is "C" here; its module lives in `modules`.
-        unsafe { std::mem::transmute::<*const u8, WaveFn>(ptr) }
+    pub fn entry(&self) -> EntryCode {
+        *self.second.get().unwrap_or(&self.first)
+    }
+
+    /// The entry function of the best tier ready now that fits a stack of `stack_bytes`
+    /// ([`EntryCode::stack_needed`]): the optimized tier, unless its frame is larger than the
+    /// stack made before it was ready.
+    pub fn entry_within(&self, stack_bytes: usize) -> Option<EntryCode> {
+        let fits = |code: &&EntryCode| code.stack_needed() <= stack_bytes;
+        self.second.get().filter(fits).or(Some(&self.first).filter(fits)).copied()
     }
 
     /// Wait until the optimized tier runs; its time since the compile began.
@@ -80,14 +86,53 @@ impl Compiled {
         self.quick_first
     }
 
-    fn install_optimized(&self, result: Result<(usize, ModuleOwner), String>, begun: Instant) {
+    fn install_optimized(&self, result: Result<(EntryCode, ModuleOwner), String>, begun: Instant) {
         let time = result.map(|(entry, module)| {
             self.modules.lock().unwrap_or_else(|e| e.into_inner()).push(module);
-            self.entry.store(entry, Ordering::Release);
+            let _ = self.second.set(entry);
             begun.elapsed()
         });
         let _ = self.optimized.set(time);
     }
+}
+
+/// A compiled entry function and the stack its frame takes.
+#[derive(Clone, Copy, Debug)]
+pub struct EntryCode {
+    pub function: WaveFn,
+    /// Bytes of stack the function's frame takes, return address included ([`frame_bytes`]).
+    pub frame: usize,
+}
+
+impl EntryCode {
+    /// Bytes of stack a wave starting in this function needs: its frame and [`STACK_MARGIN`].
+    pub fn stack_needed(&self) -> usize {
+        self.frame + STACK_MARGIN
+    }
+}
+
+/// Bytes of stack kept free below the frame of compiled code: the Rust helpers it calls and
+/// the engine's frames above it take this at most (measured: see `tests/stack_frames.rs`).
+pub const STACK_MARGIN: usize = 256 << 10;
+
+/// The largest stack frame the JIT runs: a kernel whose entry function's frame is larger is
+/// declined ([`JitError::TooLarge`], so it runs on the interpreter), a loop function's
+/// stops the wave with an error. Every wave of a kernel with barriers has a stack of its
+/// own, and the stack probes touch every page of a frame, so this much memory can be
+/// resident per wave.
+pub const MAX_FRAME: usize = 64 << 20;
+
+/// Bytes of stack the function just compiled in `ctx` takes: its frame below the frame
+/// pointer, then the saved frame pointer and the return address.
+fn frame_bytes(ctx: &cranelift_codegen::Context) -> Result<usize, JitError> {
+    let layout = ctx.compiled_code().and_then(|code| code.buffer.frame_layout());
+    let layout = layout.ok_or_else(|| JitError::Codegen("no frame layout for a compiled function".into()))?;
+    Ok(layout.frame_to_fp_offset as usize + 16)
+}
+
+/// In MiB with one decimal, for messages.
+fn mib(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
 }
 
 /// How a kernel's entry code came to be (see [`Compiled`]).
@@ -154,7 +199,8 @@ struct CacheEntry {
     hash: u64,
     flags: Flags,
     kernel: Kernel,
-    compiled: Arc<Compiled>,
+    /// Errors too: a kernel declined for its frame is not compiled again at every dispatch.
+    compiled: Result<Arc<Compiled>, JitError>,
 }
 
 fn cache() -> &'static Mutex<Vec<CacheEntry>> {
@@ -219,24 +265,26 @@ pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>,
     {
         let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(e) = cache.iter().find(|e| e.hash == hash && e.flags == flags && e.kernel == *kernel) {
-            return Ok((e.compiled.clone(), false));
+            return e.compiled.clone().map(|compiled| (compiled, false));
         }
     }
     // Checked here, not before the cache: a kernel that is too large is never in it.
     check_size(kernel, flags.width)?;
-    let (compiled, optimized) = compile_uncached(kernel, flags)?;
-    let compiled = Arc::new(compiled);
-    if let Some(install) = optimized {
-        // The optimized tier's thread installs its code into this `Compiled` when ready.
-        let _ = install.send(compiled.clone());
-    }
+    let compiled = compile_uncached(kernel, flags).map(|(compiled, optimized)| {
+        let compiled = Arc::new(compiled);
+        if let Some(install) = optimized {
+            // The optimized tier's thread installs its code into this `Compiled` when ready.
+            let _ = install.send(compiled.clone());
+        }
+        compiled
+    });
     let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
     cache.push(CacheEntry { hash, flags, kernel: kernel.clone(), compiled: compiled.clone() });
-    Ok((compiled, true))
+    compiled.map(|compiled| (compiled, true))
 }
 
-/// The host ISA with native features and `opt_level=speed` (built once), with the
-/// backtracking register allocator, or (`quick`) the single-pass one.
+/// The host ISA with native features, `opt_level=speed` and inline stack probes (built once),
+/// with the backtracking register allocator, or (`quick`) the single-pass one.
 pub fn host_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
     static ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
     static QUICK_ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
@@ -253,6 +301,13 @@ pub fn host_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
             set(&mut f, "opt_level", "speed")?;
             set(&mut f, "regalloc_algorithm", if quick { "single_pass" } else { "backtracking" })?;
             set(&mut f, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
+            // A frame larger than a page touches each of its pages from the top down in the
+            // prologue, so a frame larger than the stack left hits the guard page below it
+            // (a crash) instead of reaching past it into other memory, such as the stack of
+            // the next wave's fiber. The engine sizes the stacks so that it never comes to
+            // that ([`EntryCode::stack_needed`]).
+            set(&mut f, "enable_probestack", "true")?;
+            set(&mut f, "probestack_strategy", "inline")?;
             let builder = cranelift_native::builder().map_err(|e| JitError::Host(e.to_string()))?;
             builder.finish(settings::Flags::new(f)).map_err(|e| JitError::Host(e.to_string()))
         })
@@ -304,17 +359,32 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         Tiering::OptimizedOnly => false,
     };
     let background = (quick && tiering != Tiering::QuickOnly).then(|| func.clone());
-    let (entry, module) =
-        define_alone(func, quick, dump_stem(kernel, flags, "").as_deref()).map_err(JitError::Codegen)?;
+    let (entry, module) = define_alone(func, quick, dump_stem(kernel, flags, "").as_deref())?;
+    let entry = entry_code(entry);
+    check_frame(&kernel.meta.name, flags.width, entry.frame)?;
     let compile_time = start.elapsed();
     // The optimized tier starts once the quick one is done, so that the first code is ready
     // as soon as can be (on two cores, the two compiles side by side slow the quick one).
     let optimized_tier = background.and_then(|func| {
         let (install, installer) = std::sync::mpsc::channel::<Arc<Compiled>>();
         let dump = dump_stem(kernel, flags, "_optimized");
+        let name = kernel.meta.name.clone();
         let spawned = std::thread::Builder::new().name("wave-jit optimized tier".into()).spawn(move || {
-            let result = std::panic::catch_unwind(|| define_alone(func, false, dump.as_deref()))
-                .unwrap_or_else(|_| Err("the JIT panicked".into()));
+            let result = std::panic::catch_unwind(|| {
+                let (entry, module) =
+                    define_alone(func, false, dump.as_deref()).map_err(|e| e.to_string())?;
+                let entry = entry_code(entry);
+                // Waves then stay in the quick tier, whose frame was accepted.
+                if entry.frame > MAX_FRAME {
+                    return Err(format!(
+                        "the optimized code of `{name}` has a stack frame of {}, over the limit of {} MiB",
+                        mib(entry.frame),
+                        MAX_FRAME >> 20
+                    ));
+                }
+                Ok((entry, module))
+            })
+            .unwrap_or_else(|_| Err("the JIT panicked".into()));
             // No `Compiled` comes if the kernel's compile failed after all: nothing to install.
             if let Ok(target) = installer.recv() {
                 target.install_optimized(result, start);
@@ -332,7 +402,8 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         });
     }
     let compiled = Compiled {
-        entry: AtomicUsize::new(entry),
+        first: entry,
+        second: OnceLock::new(),
         quick_first: quick,
         has_barrier: has_barrier(kernel),
         writes_local: writes_local_memory(kernel),
@@ -375,24 +446,53 @@ pub(crate) fn translate_entry(
     Ok((func, loop_fns))
 }
 
-/// Compile `func` in a module of its own (the quick or the optimized tier); its address.
+/// [`JitError::TooLarge`] for an entry function whose frame is larger than [`MAX_FRAME`].
+pub fn check_frame(kernel: &str, width: u32, frame: usize) -> Result<(), JitError> {
+    if frame <= MAX_FRAME {
+        return Ok(());
+    }
+    Err(JitError::TooLarge(format!(
+        "kernel `{kernel}` is too deep for the JIT (stack frame of {} at wave width {width}, limit {} MiB)",
+        mib(frame),
+        MAX_FRAME >> 20
+    )))
+}
+
+/// A function compiled in a module of its own.
+struct Defined {
+    address: *const u8,
+    /// Bytes of stack it takes ([`frame_bytes`]).
+    frame: usize,
+}
+
+/// An entry function compiled by [`define_alone`].
+fn entry_code(defined: Defined) -> EntryCode {
+    // SAFETY: entry functions are declared with exactly this signature (one i64 pointer in,
+    // an i32 status out) in the ISA's default calling convention, which is "C" here; the
+    // caller keeps the module that owns the code alive as long as the `Compiled`.
+    let function = unsafe { std::mem::transmute::<*const u8, WaveFn>(defined.address) };
+    EntryCode { function, frame: defined.frame }
+}
+
+/// Compile `func` in a module of its own (the quick or the optimized tier); where it is and
+/// the stack it takes.
 fn define_alone(
     func: cranelift_codegen::ir::Function,
     quick: bool,
     dump: Option<&std::path::Path>,
-) -> Result<(usize, ModuleOwner), String> {
-    let isa = host_isa(quick).map_err(|e| e.to_string())?;
+) -> Result<(Defined, ModuleOwner), JitError> {
+    let isa = host_isa(quick)?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
     let mut ctx = module.make_context();
     ctx.func = func;
-    let id = define(&mut module, &mut ctx, dump).map_err(|e| e.to_string())?;
-    module.finalize_definitions().map_err(|e| e.to_string())?;
-    let ptr = module.get_finalized_function(id) as usize;
+    let (id, frame) = define(&mut module, &mut ctx, dump)?;
+    module.finalize_definitions().map_err(|e| JitError::Codegen(e.to_string()))?;
+    let address = module.get_finalized_function(id);
     if let Some(stem) = dump {
         // Where the code was loaded, to place `perf` samples in the `.bin` (best effort).
-        let _ = std::fs::write(stem.with_extension("addr"), format!("{ptr:x}\n"));
+        let _ = std::fs::write(stem.with_extension("addr"), format!("{:x}\n", address as usize));
     }
-    Ok((ptr, ModuleOwner(module)))
+    Ok((Defined { address, frame }, ModuleOwner(module)))
 }
 
 /// Developer aid: with WAVE_JIT_DUMP=DIR, where a function's CLIF (`@pc` marks each
@@ -403,12 +503,13 @@ fn dump_stem(kernel: &Kernel, flags: Flags, suffix: &str) -> Option<std::path::P
     Some(std::path::PathBuf::from(dir).join(format!("{}_w{}{suffix}", kernel.meta.name, flags.width)))
 }
 
-/// Compile the function in `ctx` into the module (and dump it when asked).
+/// Compile the function in `ctx` into the module (and dump it when asked); its id and the
+/// bytes of stack it takes.
 fn define(
     module: &mut JITModule,
     ctx: &mut cranelift_codegen::Context,
     dump: Option<&std::path::Path>,
-) -> Result<cranelift_module::FuncId, JitError> {
+) -> Result<(cranelift_module::FuncId, usize), JitError> {
     crate::dead_params::remove_dead_block_params(&mut ctx.func);
     let id = module
         .declare_anonymous_function(&ctx.func.signature)
@@ -420,6 +521,7 @@ fn define(
         let _ = cranelift_codegen::timing::take_current();
     }
     module.define_function(id, ctx).map_err(|e| JitError::Codegen(format!("{e:?}")))?;
+    let frame = frame_bytes(ctx)?;
     if let (Some(stem), Some(clif)) = (dump, clif) {
         let asm = ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
         let bytes = ctx.compiled_code().map(|c| c.code_buffer().to_vec()).unwrap_or_default();
@@ -432,7 +534,7 @@ fn define(
             .and_then(|_| std::fs::write(stem.with_extension("timing"), timing));
     }
     module.clear_context(ctx);
-    Ok(id)
+    Ok((id, frame))
 }
 
 /// A loop function as compiled code calls it: `(ctx, in, out) -> status`.
@@ -451,13 +553,29 @@ pub struct LazyLoops {
 
 struct LazyLoop {
     f: LoopFn,
-    code: Option<Result<(LoopFnPtr, ModuleOwner), String>>,
+    code: Option<Result<(LoopCode, ModuleOwner), String>>,
+}
+
+/// A compiled loop function.
+#[derive(Clone, Copy, Debug)]
+pub struct LoopCode {
+    pub function: LoopFnPtr,
+    /// Where its `out` area starts in the state area.
+    pub out_offset: usize,
+    /// Bytes of stack its frame takes, return address included.
+    pub frame: usize,
+}
+
+impl LoopCode {
+    /// Bytes of stack a call of it needs: its frame and [`STACK_MARGIN`].
+    pub fn stack_needed(&self) -> usize {
+        self.frame + STACK_MARGIN
+    }
 }
 
 impl LazyLoops {
-    /// Loop function `index` (compiled now if this is its first use) and where its `out`
-    /// area starts in the state area.
-    pub fn function(&self, index: usize) -> Result<(LoopFnPtr, usize), String> {
+    /// Loop function `index`, compiled now if this is its first use.
+    pub fn function(&self, index: usize) -> Result<LoopCode, String> {
         // One compile at a time: it is rare, and new loop functions take the next numbers.
         let mut loops = self.loops.lock().unwrap_or_else(|e| e.into_inner());
         let first_new = loops.len();
@@ -473,22 +591,26 @@ impl LazyLoops {
                 }
             });
             let (code, more) = match compiled {
-                Ok((ptr, module, more)) => (Ok((ptr, module)), more),
+                Ok((code, module, more)) => (Ok((code, module)), more),
                 Err(e) => (Err(format!("compiling the loop at byte 0x{:x}: {e}", f.offset)), Vec::new()),
             };
             loops[index].code = Some(code);
             loops.extend(more.into_iter().map(|f| LazyLoop { f, code: None }));
         }
-        let lazy = &loops[index];
-        match &lazy.code {
-            Some(Ok((ptr, _))) => Ok((*ptr, lazy.f.state.in_bytes())),
+        match &loops[index].code {
+            Some(Ok((code, _))) => Ok(*code),
             Some(Err(e)) => Err(e.clone()),
             None => Err(format!("loop function {index} was not compiled")),
         }
     }
 
-    #[allow(clippy::type_complexity)]
-    fn compile(&self, f: &LoopFn, first_new: usize) -> Result<(LoopFnPtr, ModuleOwner, Vec<LoopFn>), String> {
+    /// How many loop functions were compiled so far (each on its first use).
+    pub fn compiled(&self) -> usize {
+        let loops = self.loops.lock().unwrap_or_else(|e| e.into_inner());
+        loops.iter().filter(|l| l.code.is_some()).count()
+    }
+
+    fn compile(&self, f: &LoopFn, first_new: usize) -> Result<(LoopCode, ModuleOwner, Vec<LoopFn>), String> {
         let isa = host_isa(false).map_err(|e| e.to_string())?;
         let call_conv = isa.default_call_conv();
         let mut func = cranelift_codegen::ir::Function::new();
@@ -501,11 +623,13 @@ impl LazyLoops {
             t.translate_loop_fn(f, isa.frontend_config()).map_err(|e| e.to_string())?
         };
         prune_loop_state(&mut func, &mut more);
-        let (ptr, module) =
-            define_alone(func, false, dump_stem(kernel, flags, &format!("_loop{}", f.index)).as_deref())?;
+        let dump = dump_stem(kernel, flags, &format!("_loop{}", f.index));
+        let (defined, module) = define_alone(func, false, dump.as_deref()).map_err(|e| e.to_string())?;
         // SAFETY: declared with `loop_fn_signature`: three i64 (pointers) in, an i32 status
-        // out, in the ISA's default calling convention, which is "C" here.
-        let ptr = unsafe { std::mem::transmute::<*const u8, LoopFnPtr>(ptr as *const u8) };
-        Ok((ptr, module, more))
+        // out, in the ISA's default calling convention, which is "C" here; `LazyLoops` keeps
+        // the module that owns the code alive as long as the `Compiled`.
+        let function = unsafe { std::mem::transmute::<*const u8, LoopFnPtr>(defined.address) };
+        let code = LoopCode { function, out_offset: f.state.in_bytes(), frame: defined.frame };
+        Ok((code, module, more))
     }
 }

@@ -3,10 +3,11 @@
 //! of [`wave_runtime`]), so results match the interpreter bit for bit: waves in order, each
 //! until it reaches a barrier or ends.
 
-use crate::compiler::{compile, compile_or_reuse, Compiled};
+use crate::compiler::{compile, compile_or_reuse, Compiled, EntryCode};
 use crate::ctx::{status, WaveCtx, MAX_LANES};
 use crate::error::JitError;
-use crate::helpers::{Fault, WaveHost};
+use crate::helpers::{Fault, FaultKind, WaveHost};
+use crate::stacks::WaveStack;
 use crate::translate::Flags;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -14,21 +15,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use wave_isa::{Kernel, SpecialReg};
-
-/// Bytes of stack per wave fiber (spilled registers of a W=64 wave fit many times over).
-const FIBER_STACK: usize = 1 << 20;
-
-/// Most fiber stacks kept for reuse (enough for every wave of the largest workgroup on a
-/// many-core host; 1 MiB of address space each, touched pages only).
-const POOLED_STACKS: usize = 512;
-
-/// Fiber stacks kept between workers and dispatches. Making one maps 1 MiB and a guard page
-/// and freeing it unmaps them, which flushes the TLB of every core: rayon makes a worker per
-/// job, so short dispatches of barrier kernels spent much of their time in the kernel there.
-fn stack_pool() -> &'static Mutex<Vec<DefaultStack>> {
-    static POOL: OnceLock<Mutex<Vec<DefaultStack>>> = OnceLock::new();
-    POOL.get_or_init(|| Mutex::new(Vec::new()))
-}
 
 /// A dispatch, resolved (all overrides applied, all limits checked).
 #[derive(Clone, Debug)]
@@ -98,6 +84,13 @@ pub struct RunCounts {
     pub counted: wave_runtime::Stats,
 }
 
+/// What [`JitEngine::run_or_decline`] did.
+enum Ran {
+    Counts(RunCounts),
+    /// The JIT declined the kernel, for this reason.
+    Declined(String),
+}
+
 #[derive(Debug)]
 pub enum RunOutcome {
     Failed(RunFailure),
@@ -119,7 +112,17 @@ unsafe impl Sync for DeviceView {}
 
 /// Run a kernel on the JIT.
 pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<RunCounts, RunOutcome> {
-    let (code, compiled_now) = compile_or_reuse(kernel, p.flags()).map_err(RunOutcome::Jit)?;
+    let compiled = compile_or_reuse(kernel, p.flags()).map_err(RunOutcome::Jit)?;
+    run_compiled(compiled, p, device)
+}
+
+/// Run compiled code (from [`compile_or_reuse`]: the code, and whether this dispatch compiled
+/// it) for a dispatch.
+fn run_compiled(
+    (code, compiled_now): (Arc<Compiled>, bool),
+    p: &RunParams,
+    device: DeviceView,
+) -> Result<RunCounts, RunOutcome> {
     let total = p.grid.iter().map(|&g| g as u64).product::<u64>();
     let tpw: u32 = p.workgroup.iter().product();
     let waves = tpw.div_ceil(p.width) as u64;
@@ -141,11 +144,20 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
     let tallied = |counts: &mut RunCounts| {
         counts.counted = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
     };
+    // A worker that cannot have a stack for the code fails before its first workgroup.
+    let no_stack = |why: String| RunFailure {
+        workgroup: wg_id(0),
+        wave: 0,
+        fault: Fault { pc: 0, lane: None, kind: FaultKind::Internal(why) },
+    };
     if threads <= 1 || total == 1 {
         let mut worker = Worker::new(p, &tally);
-        for i in 0..total {
-            worker.run_workgroup(&code, p, wg_id(i), device).map_err(RunOutcome::Failed)?;
-        }
+        worker
+            .on_code_stack(&code, |worker| {
+                (0..total).try_for_each(|i| worker.run_workgroup(&code, p, wg_id(i), device))
+            })
+            .unwrap_or_else(|why| Err(no_stack(why)))
+            .map_err(RunOutcome::Failed)?;
         drop(worker);
         tallied(&mut counts);
         return Ok(counts);
@@ -158,20 +170,23 @@ pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<
     let first: Mutex<Option<(u64, RunFailure)>> = Mutex::new(None);
     pool.broadcast(|_| {
         let mut worker = Worker::new(p, &tally);
-        while let Some(ids) = claim(&next, total, threads as u64) {
-            for i in ids {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                if let Err(f) = worker.run_workgroup(&code, p, wg_id(i), device) {
-                    stop.store(true, Ordering::Relaxed);
-                    let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
-                    // The failure reported is the one of the lowest workgroup that ran.
-                    if first.as_ref().is_none_or(|(j, _)| i < *j) {
-                        *first = Some((i, f));
+        let ran = worker.on_code_stack(&code, |worker| {
+            while let Some(ids) = claim(&next, total, threads as u64) {
+                for i in ids {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(());
                     }
-                    return;
+                    worker.run_workgroup(&code, p, wg_id(i), device).map_err(|f| (i, f))?;
                 }
+            }
+            Ok(())
+        });
+        if let Err((i, f)) = ran.unwrap_or_else(|why| Err((0, no_stack(why)))) {
+            stop.store(true, Ordering::Relaxed);
+            let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
+            // The failure reported is the one of the lowest workgroup that ran.
+            if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                *first = Some((i, f));
             }
         }
     });
@@ -224,7 +239,11 @@ struct Worker {
     /// Boxed: contexts point to them, so they must not move when the vector grows.
     #[allow(clippy::vec_box)]
     hosts: Vec<Box<WaveHost>>,
-    stacks: Vec<DefaultStack>,
+    /// Stacks compiled code ran on, for the next workgroups (see [`crate::stacks`]).
+    stacks: Vec<WaveStack>,
+    /// While the worker runs on a stack for a kernel without barriers ([`Worker::on_code_stack`]):
+    /// its usable bytes and lowest usable address; else zeros.
+    code_stack: (usize, usize),
     /// What this worker's workgroups counted, added to `tally` when the worker is done.
     counted: wave_runtime::Stats,
     tally: Arc<Mutex<wave_runtime::Stats>>,
@@ -233,10 +252,7 @@ struct Worker {
 impl Drop for Worker {
     fn drop(&mut self) {
         self.tally.lock().unwrap_or_else(|e| e.into_inner()).merge(&self.counted);
-        if let Ok(mut pool) = stack_pool().lock() {
-            let room = POOLED_STACKS.saturating_sub(pool.len());
-            pool.extend(self.stacks.drain(..).take(room));
-        }
+        WaveStack::recycle(self.stacks.drain(..));
     }
 }
 
@@ -249,6 +265,7 @@ impl Worker {
             ctxs: Vec::new(),
             hosts: Vec::new(),
             stacks: Vec::new(),
+            code_stack: (0, 0),
             counted: wave_runtime::Stats::default(),
             tally: tally.clone(),
         }
@@ -281,7 +298,8 @@ impl Worker {
         }
         for wave in 0..waves {
             let host = &mut self.hosts[wave];
-            **host = WaveHost::new(w);
+            // Waves of a kernel with barriers get the limit of their fiber's stack instead.
+            **host = WaveHost { stack_limit: self.code_stack.1, ..WaveHost::new(w) };
             let c = &mut self.ctxs[wave];
             c.fuel = fuel;
             c.lazy_loops = &code.lazy;
@@ -354,19 +372,13 @@ impl Worker {
                 kind: crate::helpers::FaultKind::Internal("wave failed without a recorded fault".into()),
             }),
         };
-        if !code.has_barrier {
-            for wave in 0..waves {
-                let ctx: *mut WaveCtx = &mut *self.ctxs[wave];
-                // SAFETY: the context is fully initialised for this wave and points to live
-                // device/local memory and host state; the code was compiled for this layout.
-                let st = unsafe { (code.entry())(ctx) };
-                if st != status::DONE {
-                    return Err(fail(&self.hosts[wave], wave));
-                }
-            }
+        let ran = if code.has_barrier {
+            // The tier ready now, for every wave: their fibers' stacks are made for it.
+            self.run_fibers(code.entry(), waves)
         } else {
-            self.run_fibers(code, waves).map_err(|wave| fail(&self.hosts[wave], wave))?;
-        }
+            self.run_waves(code, waves)
+        };
+        ran.map_err(|wave| fail(&self.hosts[wave], wave))?;
         self.count_workgroup(p, waves, budget - fuel);
         Ok(())
     }
@@ -384,36 +396,94 @@ impl Worker {
         }
     }
 
-    /// Kernels with barriers: one fiber per wave; rounds in wave order, each wave running
-    /// until its next barrier or its end. Returns the failing wave.
-    fn run_fibers(&mut self, code: &Compiled, waves: usize) -> Result<(), usize> {
-        let abort = AtomicBool::new(false);
-        let entry = code.entry();
-        let mut fibers: Vec<Option<Coroutine<(), (), u32, DefaultStack>>> = Vec::with_capacity(waves);
+    /// A stack of at least `needed` bytes: one this worker used before if large enough, else
+    /// a new one.
+    fn take_stack(&mut self, needed: usize) -> Result<WaveStack, String> {
+        match self.stacks.iter().position(|s| s.bytes() >= needed) {
+            Some(i) => Ok(self.stacks.swap_remove(i)),
+            None => WaveStack::with_room(needed),
+        }
+    }
+
+    /// Run `work` (this worker's workgroups of a dispatch) on a stack made for `code`'s
+    /// entry function, if the kernel has no barriers: its waves then run on that stack (one
+    /// switch per worker and dispatch; one per workgroup cost 15 ns more per workgroup of the
+    /// empty kernel, half again what it costs).
+    /// A kernel with barriers runs each wave on a fiber of its own, so `work` runs here.
+    fn on_code_stack<R>(
+        &mut self,
+        code: &Compiled,
+        work: impl FnOnce(&mut Worker) -> R,
+    ) -> Result<R, String> {
+        if code.has_barrier {
+            return Ok(work(self));
+        }
+        let mut stack = self.take_stack(code.entry().stack_needed())?;
+        self.code_stack = (stack.bytes(), stack.limit());
+        let result = corosensei::on_stack(&mut stack.stack, || work(self));
+        self.code_stack = (0, 0);
+        self.stacks.push(stack);
+        Ok(result)
+    }
+
+    /// Kernels without barriers: the waves one after the other, on the worker's stack for
+    /// code ([`Worker::on_code_stack`]). Returns the failing wave.
+    fn run_waves(&mut self, code: &Compiled, waves: usize) -> Result<(), usize> {
+        let stack_bytes = self.code_stack.0;
+        // The optimized tier if it took over and its frame fits the stack, else the quick one
+        // (the stack was made for one of them).
+        let Some(entry) = code.entry_within(stack_bytes) else {
+            let why = format!("no compiled code fits a stack of {stack_bytes} bytes");
+            self.hosts[0].fault = Some(Fault { pc: 0, lane: None, kind: FaultKind::Internal(why) });
+            return Err(0);
+        };
         for wave in 0..waves {
-            let stack = match self.stacks.pop().or_else(|| stack_pool().lock().ok()?.pop()) {
-                Some(s) => s,
-                None => match DefaultStack::new(FIBER_STACK) {
-                    Ok(s) => s,
-                    Err(_) => {
-                        self.hosts[wave].fault = Some(Fault {
-                            pc: 0,
-                            lane: None,
-                            kind: crate::helpers::FaultKind::Internal("cannot allocate a fiber stack".into()),
-                        });
-                        return Err(wave);
-                    }
-                },
-            };
+            let ctx: *mut WaveCtx = &mut *self.ctxs[wave];
+            // SAFETY: the context is fully initialised for this wave and points to live
+            // device/local memory and host state; the code was compiled for this layout. It
+            // runs on the worker's stack for code, which has `entry.stack_needed()` bytes or
+            // more: its frame (probed page by page) and below it the margin for the helpers
+            // it calls (above it the engine's few frames, also in the margin).
+            let st = unsafe { (entry.function)(ctx) };
+            if st != status::DONE {
+                return Err(wave);
+            }
+        }
+        Ok(())
+    }
+
+    /// A stack with room for `entry` for wave `wave`'s fiber; the wave's fault says why
+    /// there is none.
+    fn fiber_stack(&mut self, entry: EntryCode, wave: usize) -> Result<WaveStack, usize> {
+        self.take_stack(entry.stack_needed()).map_err(|why| {
+            self.hosts[wave].fault = Some(Fault { pc: 0, lane: None, kind: FaultKind::Internal(why) });
+            wave
+        })
+    }
+
+    /// Kernels with barriers: one fiber per wave, on a stack made for `entry`; rounds in wave
+    /// order, each wave running until its next barrier or its end. Returns the failing wave.
+    fn run_fibers(&mut self, entry: EntryCode, waves: usize) -> Result<(), usize> {
+        let abort = AtomicBool::new(false);
+        let mut fibers: Vec<Option<Coroutine<(), (), u32, DefaultStack>>> = Vec::with_capacity(waves);
+        let mut stack_bytes = Vec::with_capacity(waves);
+        for wave in 0..waves {
+            // On failure the fibers made so far, which never ran, go with their stacks.
+            let stack = self.fiber_stack(entry, wave)?;
+            stack_bytes.push(stack.bytes());
             let ctx: *mut WaveCtx = &mut *self.ctxs[wave];
             let host: *mut WaveHost = &mut *self.hosts[wave];
             // SAFETY: `host` lives in `self.hosts`, untouched until the fibers finish.
-            unsafe { (*host).abort = &abort };
-            fibers.push(Some(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+            unsafe {
+                (*host).abort = &abort;
+                (*host).stack_limit = stack.limit();
+            }
+            fibers.push(Some(Coroutine::with_stack(stack.stack, move |y: &Yielder<(), ()>, ()| {
                 // SAFETY: as above; the yielder outlives the call (it belongs to this fiber).
                 unsafe { (*host).yielder = y };
-                // SAFETY: see `run_workgroup`.
-                unsafe { entry(ctx) }
+                // SAFETY: as in `run_waves`; this fiber's stack has `entry.stack_needed()`
+                // bytes or more.
+                unsafe { (entry.function)(ctx) }
             })));
         }
         let mut failed = None;
@@ -436,7 +506,7 @@ impl Worker {
                         abort.store(true, Ordering::Relaxed);
                     }
                     if let Some(f) = slot.take() {
-                        self.stacks.push(f.into_stack());
+                        self.stacks.push(WaveStack::from_parts(f.into_stack(), stack_bytes[wave]));
                     }
                     running -= 1;
                 }
@@ -517,13 +587,38 @@ impl JitEngine {
         dispatch: &wave_runtime::Dispatch,
         device: &mut wave_runtime::Device,
     ) -> Result<RunCounts, wave_runtime::RunError> {
+        match self.run_or_decline(kernel, dispatch, device, false)? {
+            Ran::Counts(counts) => Ok(counts),
+            Ran::Declined(why) => Err(wave_runtime::RunError::before_run(
+                &kernel.meta.name,
+                wave_runtime::RunErrorKind::Unsupported(why),
+            )),
+        }
+    }
+
+    /// Run on the JIT; or, with `decline`, only say why not if the JIT declines the kernel
+    /// ([`JitError::TooLarge`]).
+    fn run_or_decline(
+        &self,
+        kernel: &Kernel,
+        dispatch: &wave_runtime::Dispatch,
+        device: &mut wave_runtime::Device,
+        decline: bool,
+    ) -> Result<Ran, wave_runtime::RunError> {
         use wave_runtime::{RunError, RunErrorKind, Space};
         let name = kernel.meta.name.as_str();
+        // Checked first either way: a dispatch error comes before the JIT declines.
         let launch = wave_runtime::resolve(kernel, dispatch, device)
             .map_err(|e| RunError::before_run(name, RunErrorKind::Dispatch(e)))?;
         let params = RunParams::of(&launch, self.stats);
+        let compiled = compile_or_reuse(kernel, params.flags());
+        if let (true, Err(JitError::TooLarge(why))) = (decline, &compiled) {
+            return Ok(Ran::Declined(why.clone()));
+        }
         let view = DeviceView { size: device.size(), window: device.window_ptr() };
-        run_kernel(kernel, &params, view).map_err(|outcome| match outcome {
+        let ran =
+            compiled.map_err(RunOutcome::Jit).and_then(|compiled| run_compiled(compiled, &params, view));
+        ran.map(Ran::Counts).map_err(|outcome| match outcome {
             RunOutcome::Jit(e) => {
                 let kind = match e {
                     JitError::Unsupported(what) | JitError::TooLarge(what) => RunErrorKind::Unsupported(what),
@@ -577,19 +672,22 @@ impl wave_runtime::Engine for JitEngine {
         dispatch: &wave_runtime::Dispatch,
         device: &mut wave_runtime::Device,
     ) -> Result<wave_runtime::Stats, wave_runtime::RunError> {
-        if self.too_large == TooLargePolicy::Interpret {
-            // Declined before anything runs (the dispatch is checked first either way).
-            let launch = wave_runtime::resolve(kernel, dispatch, device).map_err(|e| {
-                wave_runtime::RunError::before_run(&kernel.meta.name, wave_runtime::RunErrorKind::Dispatch(e))
-            })?;
-            if let Err(JitError::TooLarge(why)) = crate::compiler::check_size(kernel, launch.wave_width) {
+        match self.run_or_decline(kernel, dispatch, device, self.too_large == TooLargePolicy::Interpret)? {
+            Ran::Counts(counts) => Ok(wave_runtime::Stats {
+                workgroups: counts.workgroups,
+                waves: counts.waves,
+                ..counts.counted
+            }),
+            // Declined before anything ran: too many instructions, or a stack frame too large.
+            Ran::Declined(why) => {
                 let note = format!("{why}: running it on the interpreter");
                 eprintln!("note: {note}");
                 let stats = wave_runtime::Interpreter::new().run(kernel, dispatch, device)?;
-                return Ok(wave_runtime::Stats { fallback: Some(note), ..stats });
+                Ok(wave_runtime::Stats { fallback: Some(note), ..stats })
             }
         }
-        let counts = self.run_counted(kernel, dispatch, device)?;
-        Ok(wave_runtime::Stats { workgroups: counts.workgroups, waves: counts.waves, ..counts.counted })
     }
 }
+
+#[cfg(test)]
+mod stack_tests;

@@ -7,7 +7,9 @@
 //! JIT and the interpreter share one definition of every op. No panic may cross the JIT
 //! frames: each helper runs its body under `catch_unwind` and turns a panic into an error.
 
+use crate::compiler::{LoopCode, MAX_FRAME};
 use crate::ctx::{status, WaveCtx, MAX_LANES};
+use crate::stacks::{room_left, WaveStack};
 use crate::translate::{ADDR_SLOT, OUT_SLOT};
 use corosensei::Yielder;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -63,6 +65,11 @@ pub struct WaveHost {
     pub mma: Fragments,
     /// Barriers this wave waited at (the workgroup's releases are the most any wave waited).
     pub barriers: u64,
+    /// The lowest address of the stack the wave runs on that code may use (0: not known),
+    /// for [`wave_loop`] to see whether a loop function fits below its caller.
+    pub stack_limit: usize,
+    /// Loop functions this wave ran on a stack of their own, its own having too little room.
+    pub loops_on_own_stack: u32,
 }
 
 impl WaveHost {
@@ -74,6 +81,8 @@ impl WaveHost {
             abort: std::ptr::null(),
             mma: Fragments::new(width as usize),
             barriers: 0,
+            stack_limit: 0,
+            loops_on_own_stack: 0,
         }
     }
 }
@@ -491,36 +500,79 @@ pub extern "C" fn count_lanes(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) ->
 }
 
 /// The wave-major function of a chunk-major loop (`op`: its number) after a bail-out, on the
-/// state area at `area` (see `translate::chunk`); compiled on the first call.
+/// state area at `area` (see `translate::chunk`); compiled on the first call. It runs below
+/// its caller if the wave's stack has room for its frame, else on a stack of its own.
 pub extern "C" fn wave_loop(ctx: *mut WaveCtx, op: u32, area: u64, pc: u32) -> u32 {
-    let mut function = None;
+    let mut call = None;
     let st = guarded(ctx, pc, |ctx, host| {
         // SAFETY: the engine points `lazy_loops` at the running kernel's compiled code, which
         // outlives every wave of the dispatch.
         let lazy = unsafe { &*ctx.lazy_loops };
-        match lazy.function(op as usize) {
-            Ok(f) => {
-                function = Some(f);
-                status::DONE
-            }
+        let code = match lazy.function(op as usize) {
+            Ok(code) => code,
             Err(e) => {
                 host.fault = Some(Fault { pc, lane: None, kind: FaultKind::Internal(e) });
+                return status::ERROR;
+            }
+        };
+        if code.frame > MAX_FRAME {
+            let why = format!(
+                "the loop at pc 0x{pc:04x} is too deep for the JIT (stack frame of {:.1} MiB, limit {} MiB)",
+                code.frame as f64 / (1 << 20) as f64,
+                MAX_FRAME >> 20
+            );
+            host.fault = Some(Fault { pc, lane: None, kind: FaultKind::Unsupported(why) });
+            return status::ERROR;
+        }
+        if room_left(host.stack_limit) >= code.stack_needed() {
+            call = Some((code, None));
+            return status::DONE;
+        }
+        match WaveStack::with_room(code.stack_needed()) {
+            Ok(stack) => {
+                call = Some((code, Some(stack)));
+                status::DONE
+            }
+            Err(why) => {
+                host.fault = Some(Fault { pc, lane: None, kind: FaultKind::Internal(why) });
                 status::ERROR
             }
         }
     });
-    match function {
-        Some((f, in_bytes)) => run_loop_fn(f, ctx, area as *mut u8, in_bytes),
+    let area = area as *mut u8;
+    match call {
+        Some((code, None)) => run_loop_fn(code, ctx, area),
+        Some((code, Some(stack))) => run_loop_fn_on(stack, code, ctx, area),
         None => st,
     }
 }
 
-/// Call loop function `f` on the state area at `area` (outputs `in_bytes` into it).
-fn run_loop_fn(f: crate::compiler::LoopFnPtr, ctx: *mut WaveCtx, area: *mut u8, in_bytes: usize) -> u32 {
-    // SAFETY: `f` was compiled for this kernel's context layout with the loop-function
-    // signature; `area` is the caller's state area, sized for both the `in` groups and the
-    // `out` groups that start `in_bytes` into it.
-    unsafe { f(ctx, area, area.add(in_bytes)) }
+/// [`run_loop_fn`] on a stack of its own, made for it.
+fn run_loop_fn_on(mut stack: WaveStack, code: LoopCode, ctx: *mut WaveCtx, area: *mut u8) -> u32 {
+    // SAFETY: the engine keeps the context and its host state alive and unaliased while the
+    // wave runs; no reference to them is live here.
+    let host = unsafe { (*ctx).host };
+    // SAFETY: as above. Nested bail-outs see the limit of the stack they run on.
+    let caller_limit = unsafe {
+        (*host).loops_on_own_stack += 1;
+        std::mem::replace(&mut (*host).stack_limit, stack.limit())
+    };
+    // Loop functions hold no barrier: the wave never suspends on this stack.
+    let st = corosensei::on_stack(&mut stack.stack, || run_loop_fn(code, ctx, area));
+    // SAFETY: as above; the loop function has returned.
+    unsafe { (*host).stack_limit = caller_limit };
+    WaveStack::recycle([stack]);
+    st
+}
+
+/// Call loop function `code` on the state area at `area`, on a stack with room for it.
+fn run_loop_fn(code: LoopCode, ctx: *mut WaveCtx, area: *mut u8) -> u32 {
+    // SAFETY: the function was compiled for this kernel's context layout with the
+    // loop-function signature; `area` is the caller's state area, sized for both the `in`
+    // groups and the `out` groups that start `out_offset` into it. `wave_loop` runs it where
+    // the stack has `code.stack_needed()` bytes left: its frame (probed page by page) and the
+    // margin for the helpers it calls.
+    unsafe { (code.function)(ctx, area, area.add(code.out_offset)) }
 }
 
 /// A call nested deeper than MAX_CALL_DEPTH ran.

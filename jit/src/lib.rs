@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod helpers;
 pub mod snapshot;
+mod stacks;
 pub mod translate;
 
 pub use compiler::{compile, set_tiering, Compiled, Tiering, Tiers};
