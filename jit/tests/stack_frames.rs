@@ -33,7 +33,14 @@ fn both_tiers_probe_the_stack_inline() {
 /// loop state (W = 64: 16 vectors of 16 bytes per register live across a loop).
 #[test]
 fn frames_are_recorded_and_grow_with_nesting() {
-    let flags = Flags { width: 64, checked: true, fuel: false, stats: false, workgroup: [64, 1, 1] };
+    let flags = Flags {
+        width: 64,
+        checked: true,
+        fuel: false,
+        stats: false,
+        workgroup: [64, 1, 1],
+        window_wraps: false,
+    };
     let shallow = compile(&nested_loops(2), flags).unwrap_or_else(|e| panic!("{e}"));
     let deep = compile(&nested_loops(24), flags).unwrap_or_else(|e| panic!("{e}"));
     let (shallow, deep) = (shallow.entry(), deep.entry());
