@@ -283,6 +283,34 @@ pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>,
     compiled.map(|compiled| (compiled, true))
 }
 
+/// Whether code for `kernel` and `flags` is in the compile cache (compiled, or declined).
+pub fn is_cached(kernel: &Kernel, flags: Flags) -> bool {
+    let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
+    let hash = kernel_hash(kernel);
+    let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    cache.iter().any(|e| e.hash == hash && e.flags == flags && e.kernel == *kernel)
+}
+
+/// Lane-instructions (threads × instructions once calls are inlined) under which a dispatch
+/// of loop-free code costs the interpreter less than compiling it: the interpreter runs a
+/// wave-instruction in tens of nanoseconds, a compile takes milliseconds (a 1K-element vector
+/// add: about 2 ms end to end interpreted against 40 ms with its compile).
+pub const INTERPRET_BELOW_LANE_INSTRUCTIONS: u64 = 1 << 20;
+
+/// Why a dispatch of `threads` threads is better interpreted than compiled, or `None`: its
+/// code has no loop (so its size bounds its work) and the work is small. A loop's trip count
+/// is unknown before it runs, so kernels with loops are always compiled.
+pub fn small_dispatch(kernel: &Kernel, threads: u64) -> Option<String> {
+    let mut loops = false;
+    kernel.walk(&mut |_, s, _| loops |= matches!(s.kind, StmtKind::Loop { .. }));
+    if loops {
+        return None;
+    }
+    let work = threads.saturating_mul(wave_isa::analysis::inlined_instructions(kernel));
+    (work < INTERPRET_BELOW_LANE_INSTRUCTIONS)
+        .then(|| format!("a small dispatch ({work} lane-instructions, no loop): interpreted, not compiled"))
+}
+
 /// The host ISA with native features, `opt_level=speed` and inline stack probes (built once),
 /// with the backtracking register allocator, or (`quick`) the single-pass one.
 pub fn host_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {

@@ -89,6 +89,9 @@ enum Ran {
     Counts(RunCounts),
     /// The JIT declined the kernel, for this reason.
     Declined(String),
+    /// The dispatch is cheaper to interpret than to compile (see
+    /// [`crate::compiler::small_dispatch`]), for this reason.
+    Small(String),
 }
 
 #[derive(Debug)]
@@ -297,9 +300,8 @@ impl Worker {
             self.local.fill(0);
         }
         for wave in 0..waves {
-            let host = &mut self.hosts[wave];
             // Waves of a kernel with barriers get the limit of their fiber's stack instead.
-            **host = WaveHost { stack_limit: self.code_stack.1, ..WaveHost::new(w) };
+            self.hosts[wave].reset(self.code_stack.1);
             let c = &mut self.ctxs[wave];
             c.fuel = fuel;
             c.lazy_loops = &code.lazy;
@@ -589,7 +591,7 @@ impl JitEngine {
     ) -> Result<RunCounts, wave_runtime::RunError> {
         match self.run_or_decline(kernel, dispatch, device, false)? {
             Ran::Counts(counts) => Ok(counts),
-            Ran::Declined(why) => Err(wave_runtime::RunError::before_run(
+            Ran::Declined(why) | Ran::Small(why) => Err(wave_runtime::RunError::before_run(
                 &kernel.meta.name,
                 wave_runtime::RunErrorKind::Unsupported(why),
             )),
@@ -611,6 +613,15 @@ impl JitEngine {
         let launch = wave_runtime::resolve(kernel, dispatch, device)
             .map_err(|e| RunError::before_run(name, RunErrorKind::Dispatch(e)))?;
         let params = RunParams::of(&launch, self.stats);
+        // Unchecked code has no interpreter twin (the interpreter always checks bounds).
+        if decline && params.checked && !crate::compiler::is_cached(kernel, params.flags()) {
+            let threads = launch.workgroups.saturating_mul(launch.threads_per_workgroup as u64);
+            // A kernel the JIT declines says so (below), however small the dispatch.
+            let fits = crate::compiler::check_size(kernel, params.width).is_ok();
+            if let Some(why) = crate::compiler::small_dispatch(kernel, threads).filter(|_| fits) {
+                return Ok(Ran::Small(why));
+            }
+        }
         let compiled = compile_or_reuse(kernel, params.flags());
         if let (true, Err(JitError::TooLarge(why))) = (decline, &compiled) {
             return Ok(Ran::Declined(why.clone()));
@@ -684,6 +695,11 @@ impl wave_runtime::Engine for JitEngine {
                 eprintln!("note: {note}");
                 let stats = wave_runtime::Interpreter::new().run(kernel, dispatch, device)?;
                 Ok(wave_runtime::Stats { fallback: Some(note), ..stats })
+            }
+            // The interpreter is the JIT's exact twin: same results, same errors.
+            Ran::Small(why) => {
+                let stats = wave_runtime::Interpreter::new().run(kernel, dispatch, device)?;
+                Ok(wave_runtime::Stats { fallback: Some(why), ..stats })
             }
         }
     }

@@ -255,9 +255,10 @@ pub fn run(args: RunArgs) -> CliResult {
     if ran && std::io::stderr().is_terminal() {
         // A kernel the JIT declined ran on the interpreter (the engine printed why).
         let (ran_on, compiled) = match (engine.name(), &stats.fallback) {
-            ("jit", None) => ("jit", jit_compile_text(kernel, &dispatch, &device, args.stats)),
-            ("jit", Some(_)) => ("interp (the JIT declined the kernel)", String::new()),
-            (name, _) => (name, String::new()),
+            ("jit", None) => ("jit".to_string(), jit_compile_text(kernel, &dispatch, &device, args.stats)),
+            // The JIT declined the kernel, or the dispatch was too small to be worth a compile.
+            ("jit", Some(why)) => (format!("interp ({why})"), String::new()),
+            (name, _) => (name.to_string(), String::new()),
         };
         // The JIT counts instructions only under a limit or with --stats.
         let counted = ran_on != "jit" || args.stats || args.max_instructions > 0;
