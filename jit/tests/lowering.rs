@@ -81,22 +81,6 @@ fn reduction() {
 /// a wrap test and a cold lane-by-lane path come with each vector load.
 #[test]
 fn divergent_neighbour_loads() {
-    let source = "
-.kernel left
-    mov_sr r1, sr_thread_id_x
-    mov_imm r2, 2
-    shl r3, r1, r2
-    mov_imm r4, 4
-    isub r5, r3, r4
-    mov_imm r6, 0
-    icmp_gt p1, r1, r6
-    if p1
-        device_load_u32 r7, r5
-        mov_imm r8, 0x1000
-        iadd r9, r8, r3
-        device_store_u32 r9, r7
-    endif
-.end
-";
+    let source = include_str!("kernels/stencil_left.wave");
     pin("neighbour", &kernel(source, "left.wave"), &[(32, true), (32, false)]);
 }

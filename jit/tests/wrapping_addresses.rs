@@ -13,23 +13,7 @@ use wave_jit_codegen::JitEngine;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter};
 
 /// `out[t] = a[t - 1]` for t >= 1, `a` at device address 0, `out` at 0x1000: lane 0 is off.
-const STENCIL_LEFT: &str = "
-.kernel left
-    mov_sr r1, sr_thread_id_x
-    mov_imm r2, 2
-    shl r3, r1, r2
-    mov_imm r4, 4
-    isub r5, r3, r4
-    mov_imm r6, 0
-    icmp_gt p1, r1, r6
-    if p1
-        device_load_u32 r7, r5
-        mov_imm r8, 0x1000
-        iadd r9, r8, r3
-        device_store_u32 r9, r7
-    endif
-.end
-";
+const STENCIL_LEFT: &str = include_str!("kernels/stencil_left.wave");
 
 /// The same through local memory: `l[t] = 100 + t`, then `out[t] = l[t - 1]` for t >= 1.
 const STENCIL_LEFT_LOCAL: &str = "
