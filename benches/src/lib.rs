@@ -1,4 +1,4 @@
-//! wave-benches: the bundled benchmark kernels (`kernels/*.wave`), plain-Rust references and
+//! wave-jit-benches: the bundled benchmark kernels (`kernels/*.wave`), plain-Rust references and
 //! native baselines, the workloads that run them on any [`wave_runtime::Engine`] and check the
 //! results, and the `wave-jit bench` driver that prints the comparison.
 

@@ -178,7 +178,7 @@ f:
     }
 }
 
-/// Golden files: `WAVE_UPDATE_GOLDEN=1 cargo test -p wave-gpu-backends --test writers` rewrites them.
+/// Golden files: `WAVE_UPDATE_GOLDEN=1 cargo test -p wave-jit-gpu-backends --test writers` rewrites them.
 fn golden(name: &str, text: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
     if std::env::var("WAVE_UPDATE_GOLDEN").as_deref() == Ok("1") {

@@ -1,4 +1,4 @@
-//! wave-isa: the front half of wave-jit.
+//! wave-jit-isa: the front half of wave-jit.
 //!
 //! Text or binary in, structured IR out: the opcode table ([`opcodes`]), instruction
 //! encoding ([`instr`]), the older encoding of the 0.1.2 toolchain ([`legacy`]) and how a

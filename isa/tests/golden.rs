@@ -3,7 +3,7 @@
 //! survive disassemble → assemble and `.wbin` write → parse unchanged.
 //!
 //! Regenerate the `.hex` files after an intended encoding change with
-//! `WAVE_BLESS=1 cargo test -p wave-isa --test golden`, then review the diff.
+//! `WAVE_BLESS=1 cargo test -p wave-jit-isa --test golden`, then review the diff.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

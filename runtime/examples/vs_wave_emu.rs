@@ -1,6 +1,6 @@
 //! Speed of the interpreter against the reference wave-emu on the same kernels.
 //!
-//! `cargo run --release -p wave-runtime --example vs_wave_emu`
+//! `cargo run --release -p wave-jit-runtime --example vs_wave_emu`
 //!
 //! Each kernel is assembled by the reference wave-asm for wave-emu and by our assembler for
 //! the interpreter; both run the same dispatch, their device memory is compared, and the

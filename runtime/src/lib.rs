@@ -1,4 +1,4 @@
-//! wave-runtime: device memory, dispatch resolution, capabilities, the lane semantics shared
+//! wave-jit-runtime: device memory, dispatch resolution, capabilities, the lane semantics shared
 //! by every engine ([`semantics`]), and the reference interpreter ([`Interpreter`]).
 //!
 //! # The engine contract
