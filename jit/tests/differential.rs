@@ -3,6 +3,7 @@
 //! and count the same instructions (with `--stats` code: the same counters).
 
 use wave_jit_codegen::difftest::gen::GenConfig;
+use wave_jit_codegen::difftest::program::ProgramKind;
 use wave_jit_codegen::difftest::{self, fuzz_diff_with, FuzzOptions};
 use wave_runtime::{Engine, Interpreter};
 
@@ -32,6 +33,7 @@ fn jit_matches_interpreter_on_random_programs() {
         },
         minimize_budget: 1500,
         every_counter: false,
+        threads: 1,
     };
     match fuzz_diff_with(engine.as_ref(), &reference, &options, &mut |_| {}) {
         Ok(report) => {
@@ -54,12 +56,80 @@ fn jit_stats_match_interpreter_on_random_programs() {
         gen: GenConfig { max_statements: 24, ..GenConfig::default() },
         minimize_budget: 1500,
         every_counter: true,
+        threads: 1,
     };
     let jit = wave_jit_codegen::JitEngine::strict().with_stats(true);
     match fuzz_diff_with(&jit, &Interpreter::new(), &options, &mut |_| {}) {
         Ok(report) => assert_eq!(report.programs, programs),
         Err(mismatch) => panic!("{mismatch}"),
     }
+}
+
+/// Each special kind of program on its own (issue 15: deep divergent nesting, call fans, a
+/// 4 GiB device with lanes wrapping past 2^32, inactive lanes whose implied addresses are out
+/// of range, shared counters).
+#[test]
+fn jit_matches_interpreter_on_each_special_kind() {
+    let programs = 50;
+    for kind in &ProgramKind::ALL[1..] {
+        let options = FuzzOptions {
+            count: programs,
+            seed: 0x4B1D_2026,
+            widths: vec![4, 8, 16, 32, 64],
+            // Guarded inactive lanes: an open JIT bug (tests/fuzz_findings.rs).
+            gen: GenConfig { max_statements: 32, guarded_inactive_lanes: false, ..GenConfig::only(*kind) },
+            minimize_budget: 1500,
+            ..FuzzOptions::default()
+        };
+        let jit = wave_jit_codegen::JitEngine::strict();
+        match fuzz_diff_with(&jit, &Interpreter::new(), &options, &mut |_| {}) {
+            Ok(report) => {
+                let of_kind = report.per_kind.iter().find(|(k, _)| k == kind).map_or(0, |(_, n)| *n);
+                assert!(of_kind >= programs * 4 / 5, "{kind:?}: {report}");
+                assert_eq!(report.both_failed, 0, "{kind:?}: {report}");
+            }
+            Err(mismatch) => panic!("{kind:?}: {mismatch}"),
+        }
+    }
+}
+
+/// With two JIT worker threads the workgroups run in any order; the generated programs do not
+/// depend on it (a data copy per workgroup, commutative atomics on the shared counters), so
+/// the JIT still leaves the interpreter's memory, also with unaligned atomics from several
+/// workgroups at once.
+#[test]
+fn jit_with_two_worker_threads_matches_interpreter() {
+    let programs = 150;
+    let options = FuzzOptions {
+        count: programs,
+        seed: 0x7EAD_2026,
+        widths: vec![4, 8, 16, 32, 64],
+        gen: GenConfig { max_statements: 32, shared_counters_percent: 40, ..GenConfig::default() },
+        minimize_budget: 1500,
+        threads: 2,
+        ..FuzzOptions::default()
+    };
+    let jit = wave_jit_codegen::JitEngine::strict();
+    match fuzz_diff_with(&jit, &Interpreter::new(), &options, &mut |_| {}) {
+        Ok(report) => {
+            assert_eq!(report.programs, programs);
+            assert_eq!(report.both_failed, 0, "{report}");
+        }
+        Err(mismatch) => panic!("{mismatch}"),
+    }
+}
+
+/// On a 4 GiB device only the bottom and the top window are read back and compared.
+#[test]
+fn a_4_gib_run_reads_back_only_what_programs_write() {
+    let config = GenConfig::only(ProgramKind::FullDevice);
+    let (_, program) = difftest::case_program(3, 0, &[8], &config);
+    assert_eq!(program.shape.device_bytes(), 1 << 32);
+    let outcome = difftest::run::run_program(&Interpreter::new(), &program, 1);
+    assert_eq!(outcome.result, Ok(()));
+    let compared: u64 = program.shape.compared_ranges().iter().map(|r| r.end - r.start).sum();
+    assert_eq!(outcome.memory.len() as u64, compared);
+    assert!(compared < 1 << 20);
 }
 
 /// The printed form of a program re-assembles to exactly the code that ran.

@@ -21,6 +21,7 @@ fn quick_tier_matches_interpreter() {
         gen: GenConfig { max_statements: 24, ..GenConfig::default() },
         minimize_budget: 1500,
         every_counter: false,
+        threads: 1,
     };
     match fuzz_diff_with(&wave_jit_codegen::JitEngine::strict(), &Interpreter::new(), &options, &mut |_| {}) {
         Ok(report) => assert_eq!(report.programs, programs),

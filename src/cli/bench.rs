@@ -119,12 +119,22 @@ pub struct FuzzDiffArgs {
     /// instruction count
     #[arg(long)]
     stats: bool,
+    /// JIT worker threads (0 = all cores; the interpreter is single-threaded). Other than 1,
+    /// workgroups run in any order, so only programs whose results do not depend on it are
+    /// generated
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
 }
 
 pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
     let widths = if args.wave_width.is_empty() { vec![4, 8, 16, 32, 64] } else { args.wave_width.clone() };
     if let Some(w) = widths.iter().find(|w| !matches!(w, 4 | 8 | 16 | 32 | 64)) {
         return Err(format!("wave width {w} is not one of 4, 8, 16, 32, 64"));
+    }
+    // Checked here, or every program would fail alike on both engines with the dispatch error.
+    let most_threads = wave_runtime::dispatch::MAX_THREADS_PER_CORE * wave_runtime::host_cores();
+    if args.threads > most_threads {
+        return Err(format!("--threads {} is more than {most_threads} (16 per core)", args.threads));
     }
     let jit = wave_jit_codegen::JitEngine::strict().with_stats(args.stats);
     let interp = wave_runtime::Interpreter::new();
@@ -133,6 +143,7 @@ pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
         seed: args.seed,
         widths,
         every_counter: args.stats,
+        threads: args.threads,
         ..FuzzOptions::default()
     };
     let mut last_shown = 0u64;

@@ -148,9 +148,9 @@ fn edit_at(block: &mut Vec<Node>, i: usize, edit: Edit) -> bool {
             inst.guard = None;
             vec![Node::Op(inst)]
         }
-        (Edit::Unguard, Node::Mem { addr, mask, mut inst }) if inst.guard.is_some() => {
+        (Edit::Unguard, Node::Mem { area, addr, mask, offset, mut inst }) if inst.guard.is_some() => {
             inst.guard = None;
-            vec![Node::Mem { addr, mask, inst }]
+            vec![Node::Mem { area, addr, mask, offset, inst }]
         }
         _ => return false,
     };

@@ -4,7 +4,11 @@
 //! - [`gen`] writes valid programs: nested divergent if/else and loops (each with a uniform
 //!   trip counter, so they terminate), break/continue, calls, return/halt, corner-case values
 //!   (NaN, ±0, ±Inf, denormals, INT_MIN), masked in-bounds local and device accesses, atomics,
-//!   wave ops, MMA, and barriers only at the top level of the entry.
+//!   wave ops, MMA, and barriers only at the top level of the entry; and a share of programs
+//!   of special kinds ([`program::ProgramKind`]): deep divergent nesting, call fans, a 4 GiB
+//!   device, inactive lanes with out-of-range addresses, shared counters.
+//! - With several JIT worker threads ([`FuzzOptions::threads`]) the programs are order
+//!   independent ([`gen::GenConfig::order_independent`]).
 //! - [`run`] runs one on an engine and compares outcomes.
 //! - [`minimize`] shrinks a failing program while it keeps failing; [`text`] prints it.
 //!
@@ -37,6 +41,19 @@ pub struct FuzzOptions {
     /// Compare every counter of the engines' `Stats` (both count everything `--stats`
     /// prints); otherwise only the instruction count (and workgroups and waves).
     pub every_counter: bool,
+    /// Worker threads of the dispatches (0 = all cores; only the JIT uses them). Other than 1,
+    /// workgroups run in any order, so only order-independent programs are generated.
+    pub threads: usize,
+}
+
+impl FuzzOptions {
+    /// The generator's configuration: `gen`, order independent unless one thread runs.
+    pub fn gen_config(&self) -> gen::GenConfig {
+        gen::GenConfig {
+            order_independent: self.gen.order_independent || self.threads != 1,
+            ..self.gen.clone()
+        }
+    }
 }
 
 impl Default for FuzzOptions {
@@ -48,6 +65,7 @@ impl Default for FuzzOptions {
             gen: gen::GenConfig::default(),
             minimize_budget: 2000,
             every_counter: false,
+            threads: 1,
         }
     }
 }
@@ -72,6 +90,8 @@ pub struct Report {
     pub both_failed: u64,
     /// Statements generated in all programs.
     pub statements: u64,
+    /// Programs per kind, `(kind, count)`, in the order of [`program::ProgramKind::ALL`].
+    pub per_kind: Vec<(program::ProgramKind, u64)>,
     /// Wall time of the session.
     pub elapsed: Duration,
 }
@@ -79,11 +99,13 @@ pub struct Report {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let widths: Vec<String> = self.per_width.iter().map(|(w, n)| format!("W={w}: {n}")).collect();
+        let kinds: Vec<String> = self.per_kind.iter().map(|(k, n)| format!("{}: {n}", k.name())).collect();
         write!(
             f,
-            "{} programs agreed ({}), {} statements, {} failed identically on both engines, {:.1} s",
+            "{} programs agreed ({}; {}), {} statements, {} failed identically on both engines, {:.1} s",
             self.programs,
             widths.join(", "),
+            kinds.join(", "),
             self.statements,
             self.both_failed,
             self.elapsed.as_secs_f64()
@@ -99,6 +121,8 @@ pub struct Mismatch {
     pub case: u64,
     pub case_seed: u64,
     pub wave_width: u32,
+    /// Worker threads the dispatches ran with.
+    pub threads: usize,
     pub original: Program,
     pub minimized: Program,
     /// The first difference of the minimised program, in words.
@@ -111,7 +135,8 @@ impl Mismatch {
         text::program_text(&self.minimized)
     }
 
-    /// The initial contents of device memory (the data area; the rest is zero).
+    /// The initial contents of device memory (the data area and the counters; the rest is
+    /// zero).
     pub fn data(&self) -> &[u8] {
         &self.minimized.data
     }
@@ -121,7 +146,7 @@ impl Mismatch {
         let s = &self.minimized.shape;
         let mut flags = format!(
             "--grid {},{},1 --workgroup {},{},1 --wave-width {} --registers {} --device-memory {} \
-             --max-instructions {}",
+             --max-instructions {} --threads {}",
             s.grid[0],
             s.grid[1],
             s.workgroup[0],
@@ -129,7 +154,8 @@ impl Mismatch {
             s.wave_width,
             program::REGISTERS,
             s.device_bytes(),
-            run::MAX_INSTRUCTIONS
+            run::MAX_INSTRUCTIONS,
+            self.threads
         );
         for (r, v) in &s.initial_registers {
             flags.push_str(&format!(" --set-reg {r}:0x{v:x}"));
@@ -142,8 +168,15 @@ impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "engines `{}` and `{}` disagree on case {} (case seed 0x{:016x}, wave width {})",
-            self.engines.0, self.engines.1, self.case, self.case_seed, self.wave_width
+            "engines `{}` and `{}` disagree on case {} (case seed 0x{:016x}, wave width {}, {} program, \
+             {} worker threads)",
+            self.engines.0,
+            self.engines.1,
+            self.case,
+            self.case_seed,
+            self.wave_width,
+            self.original.kind.name(),
+            self.threads
         )?;
         writeln!(f, "difference: {}", self.difference)?;
         writeln!(
@@ -155,13 +188,14 @@ impl fmt::Display for Mismatch {
         write!(f, "{}", self.program_text())?;
         writeln!(f, "dispatch: {}", self.dispatch_flags())?;
         let nonzero = self.data().iter().any(|&b| b != 0);
+        let s = &self.minimized.shape;
         write!(
             f,
-            "device memory: {} bytes of data at 0 ({}), the rest zero; registers and p0..p3 of \
-             thread t are stored at 0x{:x} + t*{}",
-            program::DATA_BYTES,
+            "device memory: {} bytes of data and counters at 0 ({}), the rest zero; registers and \
+             p0..p3 of thread t are stored at 0x{:x} + t*{}",
+            s.initialized_bytes(),
             if nonzero { "random words, see Mismatch::data" } else { "all zero" },
-            program::DUMP_BASE,
+            s.dump_base(),
             program::DUMP_WORDS_PER_THREAD * 4
         )
     }
@@ -199,12 +233,14 @@ pub fn fuzz_diff_with(
     let start = Instant::now();
     let mut report = Report::default();
     let names = (a.name(), b.name());
+    let gen_config = options.gen_config();
     for case in 0..options.count {
-        let (case_seed, program) = case_program(options.seed, case, &options.widths, &options.gen);
+        let (case_seed, program) = case_program(options.seed, case, &options.widths, &gen_config);
         let width = program.shape.wave_width;
         progress(&Progress { done: case, total: options.count, wave_width: width, elapsed: start.elapsed() });
         let run_both = |p: &Program| {
-            let (mut x, mut y) = (run::run_program(a, p), run::run_program(b, p));
+            let (mut x, mut y) =
+                (run::run_program(a, p, options.threads), run::run_program(b, p, options.threads));
             if !options.every_counter {
                 x.keep_instruction_count();
                 y.keep_instruction_count();
@@ -225,6 +261,7 @@ pub fn fuzz_diff_with(
                 case,
                 case_seed,
                 wave_width: width,
+                threads: options.threads,
                 original: program,
                 minimized,
                 difference,
@@ -239,7 +276,12 @@ pub fn fuzz_diff_with(
             Some((_, n)) => *n += 1,
             None => report.per_width.push((width, 1)),
         }
+        match report.per_kind.iter_mut().find(|(k, _)| *k == program.kind) {
+            Some((_, n)) => *n += 1,
+            None => report.per_kind.push((program.kind, 1)),
+        }
     }
+    report.per_kind.sort();
     report.elapsed = start.elapsed();
     progress(&Progress { done: options.count, total: options.count, wave_width: 0, elapsed: report.elapsed });
     Ok(report)

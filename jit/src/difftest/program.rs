@@ -10,47 +10,122 @@ use wave_isa::{Instruction, Op, PredRef};
 
 /// Registers the generator may write with random data operations (`r0..=r21`).
 pub const DATA_REGS: u8 = 22;
-/// Loop counter of the (only) loop level allowed in function `i` is `FUNC_COUNTER_BASE - i`.
-pub const FUNC_COUNTER_BASE: u8 = 23;
-/// Scratch for constants in loop headers.
+/// Loop counter of the (only) loop level allowed in function `i`.
+pub const FUNC_COUNTERS: [u8; MAX_FUNCS] = [23, 22, 38, 39];
+/// Scratch for constants in loop headers, and for the workgroup's data copy in an access.
 pub const LOOP_SCRATCH: u8 = 24;
 /// Scratch for address masks and MMA strides.
 pub const MASK_SCRATCH: u8 = 25;
 /// The masked address of a memory access.
 pub const ADDR_REG: u8 = 26;
 /// Loop counters of the entry function, one per nesting level.
-pub const ENTRY_COUNTERS: [u8; 2] = [27, 28];
+pub const ENTRY_COUNTERS: [u8; 8] = [27, 28, 32, 33, 34, 35, 36, 37];
 /// Registers the kernel declares; the epilogue stores all of them.
-pub const REGISTERS: u32 = 32;
+pub const REGISTERS: u32 = 40;
 /// Most functions a program has (each has its own loop counter register).
-pub const MAX_FUNCS: usize = 2;
+pub const MAX_FUNCS: usize = 4;
 
-/// Bytes of device memory the program may load, store and update (masked addresses).
+/// Bytes of device memory the program may load, store and update (masked addresses), in each
+/// copy of the data area.
 pub const DATA_BYTES: u32 = 4096;
-/// Bytes of local memory the program touches (local memory is at least this large).
+/// Bytes of local memory the program touches with masked addresses.
 pub const LOCAL_BYTES: u32 = 4096;
-/// Where the epilogue stores every thread's registers and predicates.
-pub const DUMP_BASE: u32 = DATA_BYTES;
+/// Local memory of every run (the dispatch's default): accesses relative to its end use it.
+pub const LOCAL_MEMORY: u32 = wave_runtime::caps::DEFAULT_LOCAL_MEMORY;
+/// The shared counters after the data area(s): one region per kind of commutative atomic.
+pub const COUNTER_BYTES: u32 = COUNTER_CLASSES * COUNTER_CLASS_BYTES;
+/// Kinds of commutative atomics with a region of their own (add/sub, or, and, xor, min, max).
+pub const COUNTER_CLASSES: u32 = 6;
+/// Bytes of one counter region: 64 bytes of masked addresses plus room for a misalignment.
+pub const COUNTER_CLASS_BYTES: u32 = 128;
+/// The window at the top of a 4 GiB device that programs may access (besides the bottom).
+pub const TOP_WINDOW_BYTES: u32 = 4096;
+/// The first address of the top window on a 4 GiB device.
+pub const TOP_WINDOW_BASE: u32 = TOP_WINDOW_BYTES.wrapping_neg();
+/// A 4 GiB device: every 32-bit address is in bounds.
+pub const FULL_DEVICE_BYTES: u64 = 1 << 32;
 /// Words the epilogue stores per thread: the registers, then p0..p3 as 0/1.
 pub const DUMP_WORDS_PER_THREAD: u32 = REGISTERS + 4;
+
+/// Which part of device memory a masked access ([`Node::Mem`]) lands in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Area {
+    /// The data area (of the thread's workgroup, when every workgroup has its own copy); for
+    /// local accesses, the bottom of local memory.
+    Data,
+    /// The shared counters, updated by every workgroup with commutative atomics.
+    Counters,
+    /// The top window of a 4 GiB device.
+    Top,
+}
+
+/// The kind of program the generator chose (each kind stresses one corner of the engines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProgramKind {
+    /// The general mix.
+    Plain,
+    /// Loops and ifs nested up to 10 deep with divergent breaks and continues, some ifs with
+    /// a uniformly false (or true) condition.
+    DeepNesting,
+    /// Each function calls the next two or three times, three or four levels deep.
+    CallFan,
+    /// A 4 GiB device: accesses at the top, and consecutive lanes whose addresses wrap past 2^32.
+    FullDevice,
+    /// Consecutive-word accesses whose inactive lanes' implied addresses are out of range
+    /// (below zero, or past the end of memory).
+    InactiveLanes,
+    /// Several workgroups updating shared counters with (often unaligned) commutative atomics.
+    SharedCounters,
+}
+
+impl ProgramKind {
+    pub const ALL: [ProgramKind; 6] = [
+        ProgramKind::Plain,
+        ProgramKind::DeepNesting,
+        ProgramKind::CallFan,
+        ProgramKind::FullDevice,
+        ProgramKind::InactiveLanes,
+        ProgramKind::SharedCounters,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProgramKind::Plain => "plain",
+            ProgramKind::DeepNesting => "deep nesting",
+            ProgramKind::CallFan => "call fans",
+            ProgramKind::FullDevice => "4 GiB device",
+            ProgramKind::InactiveLanes => "inactive out-of-range lanes",
+            ProgramKind::SharedCounters => "shared counters",
+        }
+    }
+}
 
 /// One statement of a random program.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Node {
     /// A data, compare, wave, fence or nop instruction, emitted as is.
     Op(Instruction),
-    /// A load, store or atomic: `addr` is masked with `mask` into [`ADDR_REG`] first, and the
-    /// instruction's address operand is [`ADDR_REG`].
+    /// A load, store or atomic: `addr` is masked with `mask`, plus `offset`, plus the base of
+    /// `area`, into [`ADDR_REG`] first, and the instruction's address operand is [`ADDR_REG`].
     Mem {
+        area: Area,
         addr: u8,
         mask: u32,
+        offset: u32,
         inst: Instruction,
     },
-    /// A load, store or atomic at `offset + 4 × id` with `id` the lane or x thread id: the
-    /// addresses the JIT turns into whole-vector accesses.
+    /// A load, store or atomic at `start + 4 × id` with `id` the lane or x thread id: the
+    /// addresses the JIT turns into whole-vector accesses. `start` is `offset` into the data
+    /// area (wrapping: below zero is near 2^32), or with `from_end` `offset` bytes below the end
+    /// of the memory (local memory, or the device).
     LinearMem {
         by_thread: bool,
         offset: u32,
+        from_end: bool,
+        /// Only ids in `lo..hi` take part (the others' implied addresses may be out of
+        /// range): through the instruction's guard, or an `if` around it with `by_if`.
+        active: Option<(u32, u32)>,
+        by_if: bool,
         inst: Instruction,
     },
     /// An MMA tile load or store: the address is masked as for `Mem`, the row stride (bytes) is
@@ -79,7 +154,9 @@ pub enum Node {
     Barrier,
 }
 
-/// The dispatch shape a program was generated for.
+/// The dispatch shape a program was generated for, and its device memory layout:
+/// the data area (one copy per workgroup when `data_copies` > 1), the shared counters, the
+/// dump area, and on a 4 GiB device also the top window.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub grid: [u32; 2],
@@ -87,6 +164,12 @@ pub struct Shape {
     pub wave_width: u32,
     /// Kernel arguments: set in every thread before it starts.
     pub initial_registers: Vec<(u8, u32)>,
+    /// Copies of the data area: with more than one, workgroup x uses copy x (the grid is
+    /// one row of at most this many workgroups), so that no workgroup sees another's
+    /// stores and the result does not depend on the order workgroups run in.
+    pub data_copies: u32,
+    /// A 4 GiB device (`device memory` = 2^32 bytes) instead of just what the program uses.
+    pub full_device: bool,
 }
 
 impl Shape {
@@ -96,10 +179,48 @@ impl Shape {
     pub fn total_threads(&self) -> u32 {
         self.threads_per_workgroup() * self.grid[0] * self.grid[1]
     }
-    /// Device memory a run needs: the data area, then the dump area, in whole pages.
+    pub fn waves_per_workgroup(&self) -> u32 {
+        self.threads_per_workgroup().div_ceil(self.wave_width.max(1))
+    }
+    /// Whether workgroup x accesses data copy x.
+    pub fn private_data(&self) -> bool {
+        self.data_copies > 1
+    }
+    /// Bytes of the data area copies.
+    pub fn data_bytes(&self) -> u32 {
+        DATA_BYTES * self.data_copies.max(1)
+    }
+    pub fn counter_base(&self) -> u32 {
+        self.data_bytes()
+    }
+    /// Bytes at address 0 that start with the program's data (data copies and counters).
+    pub fn initialized_bytes(&self) -> u32 {
+        self.counter_base() + COUNTER_BYTES
+    }
+    /// Where the epilogue stores every thread's registers and predicates.
+    pub fn dump_base(&self) -> u32 {
+        self.initialized_bytes()
+    }
+    fn dump_end(&self) -> u64 {
+        self.dump_base() as u64 + self.total_threads() as u64 * DUMP_WORDS_PER_THREAD as u64 * 4
+    }
+    /// Device memory a run needs: what the program uses in whole pages, or 4 GiB.
     pub fn device_bytes(&self) -> u64 {
-        let dump = self.total_threads() as u64 * DUMP_WORDS_PER_THREAD as u64 * 4;
-        (DUMP_BASE as u64 + dump).div_ceil(4096) * 4096
+        if self.full_device {
+            FULL_DEVICE_BYTES
+        } else {
+            self.dump_end().div_ceil(4096) * 4096
+        }
+    }
+    /// The device address ranges a run may write and that the engines' results are compared
+    /// on: all of a small device; on a 4 GiB device the bottom (up to the dump area's end) and
+    /// the top window, never the whole 4 GiB.
+    pub fn compared_ranges(&self) -> Vec<std::ops::Range<u64>> {
+        if self.full_device {
+            vec![0..self.dump_end(), TOP_WINDOW_BASE as u64..FULL_DEVICE_BYTES]
+        } else {
+            vec![0..self.device_bytes()]
+        }
     }
 }
 
@@ -111,8 +232,10 @@ pub struct Program {
     /// Function `i` may call only functions `j > i`, so there is no recursion.
     pub funcs: Vec<Vec<Node>>,
     pub shape: Shape,
-    /// The first [`DATA_BYTES`] bytes of device memory; the rest starts zeroed.
+    /// The first [`Shape::initialized_bytes`] bytes of device memory; the rest starts zeroed.
     pub data: Vec<u8>,
+    /// What the generator meant the program to stress (no effect on how it runs).
+    pub kind: ProgramKind,
 }
 
 /// Where each kernel-level piece of a lowered program starts.
@@ -158,21 +281,70 @@ impl Program {
 
     fn lower_with(&self, func_offsets: &[u32]) -> Lowered {
         let mut out = Vec::new();
-        let mut lo = Lowerer { out: &mut out, func_offsets, counters: &ENTRY_COUNTERS };
+        let shape = &self.shape;
+        let mut lo = Lowerer { out: &mut out, func_offsets, counters: &ENTRY_COUNTERS, shape };
         lo.block(&self.entry, 0);
-        epilogue(&mut out);
+        epilogue(&mut out, shape.dump_base());
         out.push(Instruction::new(Op::Halt));
         let mut func_starts = Vec::new();
         for (i, body) in self.funcs.iter().enumerate() {
             func_starts.push(out.len());
-            let counter = [FUNC_COUNTER_BASE - i as u8];
-            let mut lo = Lowerer { out: &mut out, func_offsets, counters: &counter };
+            let counter = [FUNC_COUNTERS[i.min(MAX_FUNCS - 1)]];
+            let mut lo = Lowerer { out: &mut out, func_offsets, counters: &counter, shape };
             lo.block(body, 0);
             out.push(Instruction::new(Op::Return));
         }
         Lowered { insts: out, func_starts }
     }
+
+    /// Most wave-instructions one wave can execute: every instruction charged in every
+    /// iteration a loop may run (bodies run even with no active lane), calls expanded.
+    pub fn worst_case_instructions_per_wave(&self) -> u64 {
+        let mut func_costs = vec![0u64; self.funcs.len()];
+        // Function i calls only j > i: cost them from the last one.
+        for i in (0..self.funcs.len()).rev() {
+            let cost = self.block_cost(&self.funcs[i], &func_costs) + 1;
+            func_costs[i] = cost;
+        }
+        self.block_cost(&self.entry, &func_costs) + EPILOGUE_INSTRUCTIONS
+    }
+
+    fn block_cost(&self, block: &[Node], func_costs: &[u64]) -> u64 {
+        block.iter().map(|n| self.node_cost(n, func_costs)).fold(0u64, u64::saturating_add)
+    }
+
+    fn node_cost(&self, node: &Node, func_costs: &[u64]) -> u64 {
+        match node {
+            Node::If { then_body, else_body, .. } => {
+                let else_cost = else_body.as_ref().map_or(0, |e| 1 + self.block_cost(e, func_costs));
+                2 + self.block_cost(then_body, func_costs) + else_cost
+            }
+            Node::Loop { trips, body } => {
+                // The set-up and `loop`, then per iteration (one more than the trips: the
+                // last one breaks) the header, the body and `endloop`.
+                let iteration = LOOP_HEADER_INSTRUCTIONS + self.block_cost(body, func_costs) + 1;
+                2 + iteration.saturating_mul(u64::from(*trips) + 1)
+            }
+            Node::Call(f) => 1 + func_costs.get(*f).copied().unwrap_or(0),
+            leaf => {
+                let mut out = Vec::new();
+                let mut lo = Lowerer {
+                    out: &mut out,
+                    func_offsets: &[],
+                    counters: &ENTRY_COUNTERS,
+                    shape: &self.shape,
+                };
+                lo.node(leaf, 0);
+                out.len() as u64
+            }
+        }
+    }
 }
+
+/// Instructions a loop runs at the top of each iteration (count down, compare, break).
+const LOOP_HEADER_INSTRUCTIONS: u64 = 5;
+/// A bound on the epilogue's length.
+const EPILOGUE_INSTRUCTIONS: u64 = 64;
 
 fn count(block: &[Node]) -> usize {
     block
@@ -210,6 +382,7 @@ struct Lowerer<'a> {
     func_offsets: &'a [u32],
     /// Loop counter register per loop nesting level of this function.
     counters: &'a [u8],
+    shape: &'a Shape,
 }
 
 impl Lowerer<'_> {
@@ -222,20 +395,63 @@ impl Lowerer<'_> {
     fn node(&mut self, node: &Node, loop_depth: usize) {
         match node {
             Node::Op(inst) => self.out.push(*inst),
-            Node::Mem { addr, mask, inst } => {
+            Node::Mem { area, addr, mask, offset, inst } => {
                 self.out.push(mov_imm(MASK_SCRATCH, *mask));
                 self.out.push(inst3(Op::And, ADDR_REG, *addr, MASK_SCRATCH));
+                let base = match area {
+                    Area::Data => 0,
+                    Area::Counters => self.shape.counter_base(),
+                    Area::Top => TOP_WINDOW_BASE,
+                };
+                let base = base.wrapping_add(*offset);
+                if base != 0 {
+                    self.out.push(mov_imm(MASK_SCRATCH, base));
+                    self.out.push(inst3(Op::Iadd, ADDR_REG, ADDR_REG, MASK_SCRATCH));
+                }
+                if *area == Area::Data {
+                    self.add_data_copy(inst.op);
+                }
                 self.out.push(*inst);
             }
-            Node::LinearMem { by_thread, offset, inst } => {
+            Node::LinearMem { by_thread, offset, from_end, active, by_if, inst } => {
                 let id =
                     if *by_thread { wave_isa::SpecialReg::ThreadIdX } else { wave_isa::SpecialReg::LaneId };
+                let device = is_device_access(inst.op);
+                let start = if !*from_end {
+                    *offset
+                } else if device {
+                    // Truncated: the end of a 4 GiB device is address 0, so lanes wrap.
+                    (self.shape.device_bytes() as u32).wrapping_sub(*offset)
+                } else {
+                    LOCAL_MEMORY.wrapping_sub(*offset)
+                };
+                if let Some((lo, hi)) = active {
+                    // p3 = lo <= id < hi, as one unsigned compare of id - lo.
+                    self.out.push(mov_sr(ADDR_REG, id));
+                    self.out.push(mov_imm(MASK_SCRATCH, *lo));
+                    self.out.push(inst3(Op::Isub, ADDR_REG, ADDR_REG, MASK_SCRATCH));
+                    self.out.push(mov_imm(MASK_SCRATCH, hi.saturating_sub(*lo)));
+                    self.out.push(inst3(Op::UcmpLt, ACTIVE_PRED, ADDR_REG, MASK_SCRATCH));
+                }
                 self.out.push(mov_sr(ADDR_REG, id));
                 self.out.push(mov_imm(MASK_SCRATCH, 4));
                 self.out.push(inst3(Op::Imul, ADDR_REG, ADDR_REG, MASK_SCRATCH));
-                self.out.push(mov_imm(MASK_SCRATCH, *offset));
+                self.out.push(mov_imm(MASK_SCRATCH, start));
                 self.out.push(inst3(Op::Iadd, ADDR_REG, ADDR_REG, MASK_SCRATCH));
-                self.out.push(*inst);
+                if !*from_end {
+                    self.add_data_copy(inst.op);
+                }
+                let only_active = PredRef { index: ACTIVE_PRED, negated: false };
+                match (active, by_if) {
+                    (None, _) => self.out.push(*inst),
+                    (Some(_), false) => self.out.push(Instruction { guard: Some(only_active), ..*inst }),
+                    (Some(_), true) => {
+                        self.out
+                            .push(Instruction { rs1: struct_pred(only_active), ..Instruction::new(Op::If) });
+                        self.out.push(*inst);
+                        self.out.push(Instruction::new(Op::Endif));
+                    }
+                }
             }
             Node::MmaMem { addr, stride, inst } => {
                 self.out.push(mov_imm(MASK_SCRATCH, 0x7FF));
@@ -284,13 +500,35 @@ impl Lowerer<'_> {
             Node::Barrier => self.out.push(Instruction::new(Op::Barrier)),
         }
     }
+
+    /// With a data copy per workgroup, add workgroup x's copy to the address of a device
+    /// access (local memory is per workgroup anyway).
+    fn add_data_copy(&mut self, op: Op) {
+        if !self.shape.private_data() || !is_device_access(op) {
+            return;
+        }
+        use wave_isa::SpecialReg as Sr;
+        self.out.push(mov_sr(LOOP_SCRATCH, Sr::WorkgroupIdX));
+        self.out.push(mov_imm(MASK_SCRATCH, DATA_BYTES));
+        self.out.push(inst3(Op::Imul, LOOP_SCRATCH, LOOP_SCRATCH, MASK_SCRATCH));
+        self.out.push(inst3(Op::Iadd, ADDR_REG, ADDR_REG, LOOP_SCRATCH));
+    }
+}
+
+/// The predicate a [`Node::LinearMem`] with `active` ids computes and runs under.
+const ACTIVE_PRED: u8 = 3;
+
+/// Whether `op` accesses device memory (rather than local memory).
+pub fn is_device_access(op: Op) -> bool {
+    use wave_isa::Class;
+    matches!(op.class(), Class::DeviceLoad | Class::DeviceStore | Class::DeviceAtomic)
 }
 
 /// Store every register, then p0..p3 as 0/1, of every live lane to the dump area at
-/// `DUMP_BASE + global_thread_index * DUMP_WORDS_PER_THREAD * 4`. The index is computed from
+/// `dump_base + global_thread_index * DUMP_WORDS_PER_THREAD * 4`. The index is computed from
 /// special registers, so the same code works at every wave width. It clobbers r29..r31 before
 /// storing them (their stored values are then the address arithmetic, still deterministic).
-fn epilogue(out: &mut Vec<Instruction>) {
+fn epilogue(out: &mut Vec<Instruction>, dump_base: u32) {
     use wave_isa::SpecialReg as Sr;
     let (a, b, c) = (29u8, 30u8, 31u8);
     out.extend([
@@ -311,7 +549,7 @@ fn epilogue(out: &mut Vec<Instruction>) {
         inst3(Op::Iadd, a, a, b),
         mov_imm(b, DUMP_WORDS_PER_THREAD * 4),
         inst3(Op::Imul, a, a, b),
-        mov_imm(b, DUMP_BASE),
+        mov_imm(b, dump_base),
         inst3(Op::Iadd, a, a, b),
     ]);
     // Slot i holds register i; four at a time (the JIT compiles fewer instructions per

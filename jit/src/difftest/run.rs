@@ -1,6 +1,9 @@
 //! Run one program on one engine and compare two outcomes bit for bit.
 
-use super::program::{Program, Shape, DATA_BYTES, DUMP_BASE, DUMP_WORDS_PER_THREAD, REGISTERS};
+use super::program::{
+    Program, Shape, COUNTER_BYTES, COUNTER_CLASS_BYTES, DATA_BYTES, DUMP_WORDS_PER_THREAD, REGISTERS,
+    TOP_WINDOW_BASE,
+};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use wave_isa::{Kernel, KernelMeta};
 use wave_runtime::{Device, Dispatch, Engine, Stats};
@@ -14,7 +17,7 @@ pub const MAX_INSTRUCTIONS: u64 = 1_000_000;
 pub struct Outcome {
     /// `Err` with the engine's error (or panic) message.
     pub result: Result<(), String>,
-    /// All of device memory after the run.
+    /// The device memory after the run in [`Shape::compared_ranges`], one after the other.
     pub memory: Vec<u8>,
     /// What the engine counted (after a successful run).
     pub stats: Option<Stats>,
@@ -44,7 +47,8 @@ pub fn dispatch_for(shape: &Shape) -> Dispatch {
         registers: REGISTERS,
         initial_registers: shape.initial_registers.clone(),
         max_instructions: MAX_INSTRUCTIONS,
-        // Workgroup order must not vary: programs may update the same words from every workgroup.
+        // Workgroup order must not vary: programs may update the same words from every workgroup
+        // (unless generated order independent, see `run_program`).
         threads: 1,
         unchecked: false,
         ..Dispatch::default()
@@ -57,9 +61,10 @@ pub fn kernel_of(program: &Program) -> Result<Kernel, String> {
     wave_isa::ir::build_kernel(meta, &program.code()).map_err(|e| e.to_string())
 }
 
-/// Run `program` on `engine` in a fresh device whose data area holds `program.data`.
-/// A panic inside the engine becomes an error outcome rather than ending the fuzzer.
-pub fn run_program(engine: &dyn Engine, program: &Program) -> Outcome {
+/// Run `program` on `engine` (with `threads` JIT worker threads, 0 = all cores) in a fresh
+/// device whose data area holds `program.data`. A panic inside the engine becomes an error
+/// outcome rather than ending the fuzzer.
+pub fn run_program(engine: &dyn Engine, program: &Program, threads: usize) -> Outcome {
     let kernel = match kernel_of(program) {
         Ok(k) => k,
         Err(e) => return Outcome { result: Err(format!("build: {e}")), memory: Vec::new(), stats: None },
@@ -71,14 +76,37 @@ pub fn run_program(engine: &dyn Engine, program: &Program) -> Outcome {
     if let Err(e) = device.write(0, &program.data) {
         return Outcome { result: Err(format!("device: {e}")), memory: Vec::new(), stats: None };
     }
-    let dispatch = dispatch_for(&program.shape);
+    let dispatch = Dispatch { threads, ..dispatch_for(&program.shape) };
     let ran = catch_unwind(AssertUnwindSafe(|| engine.run(&kernel, &dispatch, &mut device)));
     let (result, stats) = match ran {
         Ok(Ok(stats)) => (Ok(()), Some(stats)),
         Ok(Err(e)) => (Err(e.to_string()), None),
         Err(panic) => (Err(format!("panicked: {}", panic_message(&panic))), None),
     };
-    Outcome { result, memory: device.bytes().to_vec(), stats }
+    // Only the ranges a program can write: a 4 GiB device is never read whole.
+    let mut memory = Vec::new();
+    for range in program.shape.compared_ranges() {
+        match device.read(range.start, range.end - range.start) {
+            Ok(bytes) => memory.extend_from_slice(bytes),
+            Err(e) => {
+                return Outcome { result: Err(format!("device: {e}")), memory: Vec::new(), stats: None }
+            }
+        }
+    }
+    Outcome { result, memory, stats }
+}
+
+/// The device address of byte `index` of [`Outcome::memory`].
+fn address_of(shape: &Shape, index: usize) -> u64 {
+    let mut index = index as u64;
+    for range in shape.compared_ranges() {
+        let len = range.end - range.start;
+        if index < len {
+            return range.start + index;
+        }
+        index -= len;
+    }
+    u64::MAX
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
@@ -115,20 +143,36 @@ pub fn difference(shape: &Shape, a: &Outcome, b: &Outcome, names: (&str, &str)) 
         .collect();
     let &first = differing.first()?;
     let (va, vb) = (word(&a.memory, first), word(&b.memory, first));
-    let place = describe_address(shape, first as u32);
+    let place = describe_address(shape, address_of(shape, first) as u32);
     Some(format!("{} differing words; first: {place}: {na} = 0x{va:08x}, {nb} = 0x{vb:08x}", differing.len()))
 }
 
-/// Name what lives at a device address: a data word, or a thread's dumped register.
+/// Name what lives at a device address: a data word, a counter, a word of the top window, or
+/// a thread's dumped register.
 pub fn describe_address(shape: &Shape, address: u32) -> String {
-    if address < DATA_BYTES {
-        return format!("data word at 0x{address:x}");
+    if address < shape.data_bytes() {
+        return if shape.private_data() {
+            format!("data word at 0x{address:x} (copy of workgroup {})", address / DATA_BYTES)
+        } else {
+            format!("data word at 0x{address:x}")
+        };
     }
-    let index = (address - DUMP_BASE) / 4;
+    if address < shape.counter_base() + COUNTER_BYTES {
+        let region = (address - shape.counter_base()) / COUNTER_CLASS_BYTES;
+        let kind = ["add/sub", "or", "and", "xor", "min", "max"].get(region as usize).unwrap_or(&"?");
+        return format!("counter word at 0x{address:x} ({kind} region)");
+    }
+    if shape.full_device && address >= TOP_WINDOW_BASE {
+        return format!("top-window word at 0x{address:x}");
+    }
+    let index = (address - shape.dump_base()) / 4;
     let thread = index / DUMP_WORDS_PER_THREAD;
     let slot = index % DUMP_WORDS_PER_THREAD;
     let per_group = shape.threads_per_workgroup().max(1);
     let group = thread / per_group;
+    if group >= shape.grid[0] * shape.grid[1] {
+        return format!("word at 0x{address:x} past the dump area");
+    }
     let local = thread % per_group;
     let what = if slot < REGISTERS { format!("r{slot}") } else { format!("p{}", slot - REGISTERS) };
     format!(
