@@ -114,6 +114,8 @@ impl Translator<'_, '_> {
                 let else_mask = self.and_not(&entry, &p);
                 let exec = self.exec.clone();
                 let coherent = self.coherent_then(&then_mask, then_body, else_body, has_else, func)?;
+                let outer_nest = self.in_coherent_nest;
+                self.in_coherent_nest |= coherent.is_some();
                 // Either body may run with no active lane (the other side took them all), and
                 // neither runs on every lane as far as the translation knows.
                 let outer_maybe_empty = std::mem::replace(&mut self.maybe_empty, true);
@@ -128,6 +130,7 @@ impl Translator<'_, '_> {
                 let else_result = self.block(else_body, func);
                 self.maybe_empty = outer_maybe_empty;
                 self.coherent = outer_coherent;
+                self.in_coherent_nest = outer_nest;
                 then_result?;
                 else_result?;
                 let after_else = self.get(&exec);
@@ -338,7 +341,13 @@ impl Translator<'_, '_> {
         has_else: bool,
         func: FuncId,
     ) -> Result<Option<super::count::Join>, JitError> {
-        if self.bailout.is_some() || !coherent_body(then_body) || !coherent_body(else_body) {
+        // One copy per nest: an `if` inside either path of one with a copy gets none, so the
+        // code grows at most twice (a copy at every level of nested ifs doubled it per level).
+        if self.bailout.is_some()
+            || self.in_coherent_nest
+            || !coherent_body(then_body)
+            || !coherent_body(else_body)
+        {
             return Ok(None);
         }
         let mut all = then_mask[0];
@@ -354,8 +363,10 @@ impl Translator<'_, '_> {
         let exec = self.exec.clone();
         self.set(&exec, then_mask);
         let outer = std::mem::replace(&mut self.coherent, true);
+        let outer_nest = std::mem::replace(&mut self.in_coherent_nest, true);
         let result = self.block(then_body, func);
         self.coherent = outer;
+        self.in_coherent_nest = outer_nest;
         result?;
         if has_else {
             self.count(Cost::marker());

@@ -110,6 +110,9 @@ pub struct Translator<'a, 'f> {
     /// In the coherent copy of a divergent `if` body (see `control::Translator::coherent_then`):
     /// a run-time test found every lane of the wave active here, whatever the analysis says.
     pub coherent: bool,
+    /// Inside an `if` that has a coherent copy (in the copy or in its masked path): nested
+    /// `if`s get none (see `control::Translator::coherent_then`).
+    pub in_coherent_nest: bool,
     /// Open loops whose lanes may leave at different times, by the wave analysis and by the
     /// per-vector analysis: inside them no statement is known to run on every lane.
     pub divergent_loops: (u32, u32),
@@ -244,6 +247,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             maybe_empty: false,
             full: false,
             coherent: false,
+            in_coherent_nest: false,
             divergent_loops: (0, 0),
             func: 0,
             call_divergent: false,
