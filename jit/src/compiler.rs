@@ -223,6 +223,17 @@ pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>,
         }
     }
     // Checked here, not before the cache: a kernel that is too large is never in it.
+    let compiled = compile_fresh(kernel, flags)?;
+    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    cache.push(CacheEntry { hash, flags, kernel: kernel.clone(), compiled: compiled.clone() });
+    Ok((compiled, true))
+}
+
+/// Compile `kernel` at `flags` afresh, bypassing the cache (neither looked up nor filled): what
+/// [`compile`] does on a cache miss, for measuring compile times. A kernel compiled in two
+/// tiers still gets its optimized tier in the background ([`Compiled::wait_optimized`]).
+pub fn compile_fresh(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+    let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
     check_size(kernel, flags.width)?;
     let (compiled, optimized) = compile_uncached(kernel, flags)?;
     let compiled = Arc::new(compiled);
@@ -230,9 +241,7 @@ pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>,
         // The optimized tier's thread installs its code into this `Compiled` when ready.
         let _ = install.send(compiled.clone());
     }
-    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-    cache.push(CacheEntry { hash, flags, kernel: kernel.clone(), compiled: compiled.clone() });
-    Ok((compiled, true))
+    Ok(compiled)
 }
 
 /// The host ISA with native features and `opt_level=speed` (built once), with the
