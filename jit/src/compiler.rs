@@ -233,9 +233,21 @@ pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>,
 /// [`compile`] does on a cache miss, for measuring compile times. A kernel compiled in two
 /// tiers still gets its optimized tier in the background ([`Compiled::wait_optimized`]).
 pub fn compile_fresh(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+    compile_fresh_tiers(kernel, flags, true)
+}
+
+/// Like [`compile_fresh`], but without the background compile of the optimized tier: the code
+/// is the first tier the compile would start with (the quick one for a large entry function,
+/// [`Tiers::QuickOnly`] then). For measuring the time to the first runnable code without
+/// leaving a compile running.
+pub fn compile_first_tier(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+    compile_fresh_tiers(kernel, flags, false)
+}
+
+fn compile_fresh_tiers(kernel: &Kernel, flags: Flags, background: bool) -> Result<Arc<Compiled>, JitError> {
     let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
     check_size(kernel, flags.width)?;
-    let (compiled, optimized) = compile_uncached(kernel, flags)?;
+    let (compiled, optimized) = compile_uncached(kernel, flags, background)?;
     let compiled = Arc::new(compiled);
     if let Some(install) = optimized {
         // The optimized tier's thread installs its code into this `Compiled` when ready.
@@ -295,8 +307,13 @@ pub fn has_barrier(kernel: &Kernel) -> bool {
 type InstallOptimized = std::sync::mpsc::Sender<Arc<Compiled>>;
 
 /// Compile `kernel`'s entry function. With a quick first tier, the optimized one is then
-/// compiled on a thread of its own, which installs it once it gets the `Compiled`.
-fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<InstallOptimized>), JitError> {
+/// compiled on a thread of its own (unless not `background`), which installs it once it gets
+/// the `Compiled`.
+fn compile_uncached(
+    kernel: &Kernel,
+    flags: Flags,
+    background: bool,
+) -> Result<(Compiled, Option<InstallOptimized>), JitError> {
     if ![4, 8, 16, 32, 64].contains(&flags.width) {
         return Err(JitError::Unsupported(format!("wave width {}", flags.width)));
     }
@@ -312,7 +329,8 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         Tiering::QuickOnly => true,
         Tiering::OptimizedOnly => false,
     };
-    let background = (quick && tiering != Tiering::QuickOnly).then(|| func.clone());
+    let optimized_later = background && quick && tiering != Tiering::QuickOnly;
+    let background = optimized_later.then(|| func.clone());
     let (entry, module) =
         define_alone(func, quick, dump_stem(kernel, flags, "").as_deref()).map_err(JitError::Codegen)?;
     let compile_time = start.elapsed();
@@ -337,6 +355,7 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         let _ = optimized.set(match (quick, tiering) {
             (false, _) => Ok(compile_time),
             (true, Tiering::QuickOnly) => Err("only the quick tier was asked for".into()),
+            (true, _) if !optimized_later => Err("only the first tier was asked for".into()),
             (true, _) => Err("no thread for the optimized tier".into()),
         });
     }

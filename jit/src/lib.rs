@@ -15,7 +15,7 @@ pub mod helpers;
 pub mod snapshot;
 pub mod translate;
 
-pub use compiler::{compile, compile_fresh, set_tiering, Compiled, Tiering, Tiers};
+pub use compiler::{compile, compile_first_tier, compile_fresh, set_tiering, Compiled, Tiering, Tiers};
 pub use engine::{jit_engine, JitEngine, TooLargePolicy};
 pub use error::JitError;
 pub use translate::Flags;
