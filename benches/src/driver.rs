@@ -515,6 +515,7 @@ pub fn bench_stream(
 /// `wave-jit bench compile`: compile times over every bundled and conformance kernel at W = 32
 /// and W = 64 (p50, max and the slowest kernel, for the first code and the optimized code).
 pub fn bench_compile(progress: &mut dyn FnMut(&str)) -> Result<String, BenchError> {
+    use compile_times::CompileTime;
     let subjects = compile_times::subjects();
     let bundled = subjects.iter().filter(|s| s.label.starts_with("bench/")).count();
     let mut out = String::new();
@@ -526,38 +527,41 @@ pub fn bench_compile(progress: &mut dyn FnMut(&str)) -> Result<String, BenchErro
     );
     let _ = writeln!(
         out,
-        "first code: until the first tier runs (the quick tier of a kernel compiled in two); optimized: until the optimized code runs"
+        "first: until the first code runs (the quick tier of a kernel compiled in two); optimized: until the optimized code runs"
     );
     let _ = writeln!(
         out,
-        "\n  {:>3} {:>8} {:>8}  {:<40} {:<40}",
-        "W", "compiled", "failed", "first code: p50 / max (slowest)", "optimized: p50 / max (slowest)"
+        "\n  {:>3}  {:<10} {:>8} {:>6} {:>10} {:>10}  slowest",
+        "W", "code", "kernels", "failed", "p50", "max"
     );
+    let first = |t: &CompileTime| Some(t.first);
+    let optimized = |t: &CompileTime| t.optimized;
     let mut notes = Vec::new();
     for width in [32, 64] {
         let survey = compile_times::survey(&subjects, width, progress);
-        let column = |pick: &dyn Fn(&compile_times::CompileTime) -> Option<Duration>| {
+        for (code, pick) in
+            [("first", &first as &dyn Fn(&CompileTime) -> Option<Duration>), ("optimized", &optimized)]
+        {
             let picked: Vec<(String, Duration)> =
                 survey.times.iter().filter_map(|(l, t)| pick(t).map(|d| (l.clone(), d))).collect();
-            match compile_times::spread(&picked) {
-                Some(s) => format!("{} / {} ({})", secs(s.p50), secs(s.max), s.slowest),
-                None => "-".into(),
-            }
-        };
-        let _ = writeln!(
-            out,
-            "  {width:>3} {:>8} {:>8}  {:<40} {:<40}",
-            survey.times.len(),
-            survey.failed.len(),
-            column(&|t| Some(t.first)),
-            column(&|t| t.optimized)
-        );
+            let (p50, max, slowest) = match compile_times::spread(&picked) {
+                Some(s) => (secs(s.p50), secs(s.max), s.slowest),
+                None => ("-".into(), "-".into(), String::new()),
+            };
+            let _ = writeln!(
+                out,
+                "  {width:>3}  {code:<10} {:>8} {:>6} {p50:>10} {max:>10}  {slowest}",
+                picked.len(),
+                survey.failed.len()
+            );
+        }
         for (label, t) in survey.times.iter().filter(|(_, t)| t.optimized.is_none()) {
-            notes.push(format!(
-                "W = {width}: {label}: first code {}, optimized tier not ready {} later (left out of the optimized column; its compile went on in the background)",
-                secs(t.first),
-                secs(compile_times::OPTIMIZED_WAIT_LIMIT)
-            ));
+            let why = if t.first > compile_times::OUTLIER {
+                format!("optimized tier not measured (first code over {})", secs(compile_times::OUTLIER))
+            } else {
+                format!("optimized tier not ready {} later", secs(compile_times::OPTIMIZED_WAIT_LIMIT))
+            };
+            notes.push(format!("W = {width}: {label}: first code {}, {why}", secs(t.first)));
         }
         notes.extend(
             survey
