@@ -25,7 +25,11 @@ fn first_code_times(subjects: &[Subject], width: u32) -> Vec<(String, Duration)>
 fn compile(c: &mut Criterion) {
     let subjects = compile_times::subjects();
     let mut group = c.benchmark_group("compile");
-    group.sample_size(10).sampling_mode(SamplingMode::Flat).warm_up_time(Duration::from_millis(1));
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_secs(30));
     for width in [32, 64] {
         // One pass first: it names the spread and the outliers, which the repeated
         // measurement leaves out.
