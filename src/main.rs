@@ -35,7 +35,7 @@ enum Command {
     Info(cli::run::InfoArgs),
     /// Run the conformance suite
     Conformance(cli::conformance::ConformanceArgs),
-    /// Benchmarks: gemm, vector add, reduction, histogram, prefix sum, launch
+    /// Benchmarks against native Rust: GEMMs (f32, f16, GPU-style), streams (vector add, reduction, histogram, prefix sum, ReLU, bias add, softmax, transpose), launch, compile times
     Bench(cli::bench::BenchArgs),
     /// Differential testing: random programs, JIT against the interpreter
     FuzzDiff(cli::bench::FuzzDiffArgs),

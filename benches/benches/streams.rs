@@ -1,8 +1,11 @@
-//! Criterion: vecadd, reduction, histogram, prefix sum (JIT: 2^18 elements, interpreter:
-//! 2^12) and the launch cost of an empty kernel, with small sample counts.
+//! Criterion: the memory-bound workloads (vecadd, reduction, histogram, prefix sum, ReLU, bias
+//! add, softmax, transpose) on the JIT (2^18 elements), the interpreter (2^12) and as native
+//! Rust (2^18), and the launch cost of an empty kernel, with small sample counts.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use wave_benches::workloads::{run_stream, time_launch, Repeat, RunOptions, Stream};
+use wave_benches::native::NativeThreads;
+use wave_benches::streams::{run_stream, run_stream_native, Stream};
+use wave_benches::workloads::{time_launch, Repeat, RunOptions};
 use wave_runtime::Interpreter;
 
 fn streams(c: &mut Criterion) {
@@ -11,12 +14,16 @@ fn streams(c: &mut Criterion) {
     let jit = wave_jit_codegen::JitEngine::strict();
     let interp = Interpreter::new();
     let run = RunOptions::default();
+    let threads = NativeThreads::new(run.threads).expect("native thread pool");
     for which in Stream::ALL {
         group.bench_function(format!("jit/{}/262144", which.name()), |b| {
             b.iter(|| run_stream(&jit, which, 1 << 18, &run, Repeat::ONCE))
         });
         group.bench_function(format!("interp/{}/4096", which.name()), |b| {
             b.iter(|| run_stream(&interp, which, 1 << 12, &run, Repeat::ONCE))
+        });
+        group.bench_function(format!("native/{}/262144", which.name()), |b| {
+            b.iter(|| run_stream_native(which, 1 << 18, &threads, Repeat::ONCE))
         });
     }
     for groups in [1, 1024] {

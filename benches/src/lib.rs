@@ -1,10 +1,13 @@
 //! wave-jit-benches: the bundled benchmark kernels (`kernels/*.wave`), plain-Rust references and
-//! native baselines, the workloads that run them on any [`wave_runtime::Engine`] and check the
-//! results, and the `wave-jit bench` driver that prints the comparison.
+//! native yardsticks, the workloads that run them on any [`wave_runtime::Engine`] and check the
+//! results, the JIT's compile times over every kernel, and the `wave-jit bench` driver that
+//! prints the comparison.
 
+pub mod compile_times;
 pub mod driver;
 pub mod kernels;
 pub mod native;
+pub mod streams;
 pub mod workloads;
 
 use std::fmt;

@@ -1,9 +1,12 @@
-//! The benchmark workloads: device layout, dispatches, timing, and the check of every result
-//! against plain Rust.
+//! The GEMM workloads (f32 and f16) and the launch cost: device layout, dispatches, timing,
+//! and the check of every result against plain Rust; the timing helpers the memory-bound
+//! workloads ([`crate::streams`]) share.
 
 use crate::kernels::{self, GemmKernel};
 use crate::native;
 use crate::BenchError;
+use half::f16;
+use rayon::prelude::*;
 use std::time::{Duration, Instant};
 use wave_isa::Kernel;
 use wave_jit_codegen::difftest::rng::SplitMix64;
@@ -26,7 +29,7 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
-    fn dispatch(&self, grid: [u32; 3], args: &[(u8, u32)]) -> Dispatch {
+    pub(crate) fn dispatch(&self, grid: [u32; 3], args: &[(u8, u32)]) -> Dispatch {
         Dispatch {
             grid,
             wave_width: self.wave_width,
@@ -60,20 +63,20 @@ impl Repeat {
     pub const ONCE: Repeat = Repeat { budget: Duration::ZERO, max_runs: 1 };
 }
 
-fn new_device(bytes: u64) -> Result<Device, BenchError> {
+pub(crate) fn new_device(bytes: u64) -> Result<Device, BenchError> {
     Device::new(bytes.div_ceil(4096).max(1) * 4096).map_err(|e| BenchError::Device(e.to_string()))
 }
 
-fn write(device: &mut Device, offset: u64, bytes: &[u8]) -> Result<(), BenchError> {
+pub(crate) fn write(device: &mut Device, offset: u64, bytes: &[u8]) -> Result<(), BenchError> {
     device.write(offset, bytes).map_err(|e| BenchError::Device(e.to_string()))
 }
 
-fn read_u32s(device: &Device, offset: u64, count: usize) -> Result<Vec<u32>, BenchError> {
+pub(crate) fn read_u32s(device: &Device, offset: u64, count: usize) -> Result<Vec<u32>, BenchError> {
     let bytes = device.read(offset, count as u64 * 4).map_err(|e| BenchError::Device(e.to_string()))?;
     Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
-fn u32_bytes(values: &[u32]) -> Vec<u8> {
+pub(crate) fn u32_bytes(values: &[u32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
@@ -103,6 +106,28 @@ pub fn time_steps(
     Ok(timing)
 }
 
+/// Time `run` like [`time_steps`] times an engine (native yardsticks): best of the runs.
+pub fn time_native(repeat: Repeat, mut run: impl FnMut()) -> Timing {
+    let mut timing = Timing { first: Duration::ZERO, best: Duration::MAX, runs: 0 };
+    let start = Instant::now();
+    while timing.runs < repeat.max_runs.max(1) && (timing.runs == 0 || start.elapsed() < repeat.budget) {
+        let t = Instant::now();
+        run();
+        let took = t.elapsed();
+        if timing.runs == 0 {
+            timing.first = took;
+        }
+        timing.best = timing.best.min(took);
+        timing.runs += 1;
+    }
+    timing
+}
+
+/// `count` values uniform in [−1, 1).
+fn random_unit_values(rng: &mut SplitMix64, count: usize) -> Vec<f32> {
+    (0..count).map(|_| (rng.next_u32() >> 8) as f32 / (1u32 << 23) as f32 - 1.0).collect()
+}
+
 /// A GEMM problem: random A and B in [−1, 1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GemmProblem {
@@ -114,12 +139,9 @@ pub struct GemmProblem {
 impl GemmProblem {
     pub fn random(n: u32, seed: u64) -> GemmProblem {
         let mut rng = SplitMix64::new(seed);
-        let mut values = |count: usize| -> Vec<f32> {
-            (0..count).map(|_| (rng.next_u32() >> 8) as f32 / (1u32 << 23) as f32 - 1.0).collect()
-        };
         let count = n as usize * n as usize;
-        let a = values(count);
-        let b = values(count);
+        let a = random_unit_values(&mut rng, count);
+        let b = random_unit_values(&mut rng, count);
         GemmProblem { n, a, b }
     }
 
@@ -151,6 +173,9 @@ pub fn run_gemm(
     }
     let kernel = which.kernel()?;
     let matrix = n as u64 * n as u64 * 4;
+    if 3 * matrix > 1 << 32 {
+        return Err(BenchError::Usage(format!("N = {n}: the matrices do not fit in 4 GiB")));
+    }
     let (a_at, b_at, c_at) = (0u64, matrix, 2 * matrix);
     let mut device = new_device(3 * matrix)?;
     let a_bytes: Vec<u8> = problem.a.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -165,146 +190,96 @@ pub fn run_gemm(
     Ok((c, timing))
 }
 
-/// The memory-bound workloads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stream {
-    Vecadd,
-    Reduction,
-    Histogram,
-    PrefixSum,
+/// An f16 GEMM problem: random A and B in [−1, 1), rounded to f16 (the values as bits).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GemmF16Problem {
+    pub n: u32,
+    pub a: Vec<u16>,
+    pub b: Vec<u16>,
 }
 
-impl Stream {
-    pub const ALL: [Stream; 4] = [Stream::Vecadd, Stream::Reduction, Stream::Histogram, Stream::PrefixSum];
+/// Output tile edge of `gemm_f16`; N must be a multiple of it.
+pub const GEMM_F16_TILE: u32 = 64;
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Stream::Vecadd => "vecadd",
-            Stream::Reduction => "reduction",
-            Stream::Histogram => "histogram",
-            Stream::PrefixSum => "prefix-sum",
-        }
+impl GemmF16Problem {
+    pub fn random(n: u32, seed: u64) -> GemmF16Problem {
+        let mut rng = SplitMix64::new(seed);
+        let count = n as usize * n as usize;
+        let mut values = || -> Vec<u16> {
+            random_unit_values(&mut rng, count).into_iter().map(|v| f16::from_f32(v).to_bits()).collect()
+        };
+        let a = values();
+        let b = values();
+        GemmF16Problem { n, a, b }
     }
 
-    pub fn from_name(name: &str) -> Option<Stream> {
-        Stream::ALL.into_iter().find(|s| s.name() == name)
+    pub fn flops(&self) -> f64 {
+        2.0 * (self.n as f64).powi(3)
     }
 
-    /// Bytes one run must move at least: inputs read plus outputs written.
-    pub fn bytes(self, n: u32) -> u64 {
-        n as u64
-            * match self {
-                Stream::Vecadd => 12,
-                Stream::Reduction | Stream::Histogram => 4,
-                Stream::PrefixSum => 8,
+    pub fn a_f32(&self) -> Vec<f32> {
+        self.a.iter().map(|&h| f16::from_bits(h).to_f32()).collect()
+    }
+
+    pub fn b_f32(&self) -> Vec<f32> {
+        self.b.iter().map(|&h| f16::from_bits(h).to_f32()).collect()
+    }
+
+    /// A·B in f64 (of the f16 inputs, exactly): for the accuracy column.
+    pub fn reference(&self) -> Vec<f64> {
+        native::gemm_f64(self.n as usize, &self.a_f32(), &self.b_f32())
+    }
+
+    /// The exact result of an HGEMM that sums over k in order, rounding to f16 at every step
+    /// as `hma2` does (c = f16(fma_f32(a, b, c))): what `gemm_f16` must produce, bit for bit.
+    pub fn stepwise_f16(&self) -> Vec<u16> {
+        let n = self.n as usize;
+        let (a, b) = (self.a_f32(), self.b_f32());
+        let mut c = vec![0u16; n * n];
+        c.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, c_row)| {
+            let mut acc = vec![f16::ZERO; n];
+            for k in 0..n {
+                let aik = a[i * n + k];
+                for (acc, &bkj) in acc.iter_mut().zip(&b[k * n..k * n + n]) {
+                    *acc = f16::from_f32(aik.mul_add(bkj, acc.to_f32()));
+                }
             }
+            for (c, acc) in c_row.iter_mut().zip(acc) {
+                *c = acc.to_bits();
+            }
+        });
+        c
     }
 }
 
-/// Grid of the grid-stride kernels: enough 256-thread workgroups to cover n, at most 64.
-fn strided_grid(n: u32) -> u32 {
-    n.div_ceil(256).clamp(1, 64)
-}
-
-/// Run a memory-bound workload on `n` random values, check it against plain Rust, and time it.
-pub fn run_stream(
+/// Run `gemm_f16`: returns C (f16 bits) and the timing. N must be a multiple of 64.
+pub fn run_gemm_f16(
     engine: &dyn Engine,
-    which: Stream,
-    n: u32,
+    problem: &GemmF16Problem,
     options: &RunOptions,
     repeat: Repeat,
-) -> Result<Timing, BenchError> {
-    if n == 0 {
-        return Err(BenchError::Usage("n must be positive".into()));
+) -> Result<(Vec<u16>, Timing), BenchError> {
+    let n = problem.n;
+    if n == 0 || !n.is_multiple_of(GEMM_F16_TILE) {
+        return Err(BenchError::Usage(format!("gemm_f16: N = {n} is not a multiple of {GEMM_F16_TILE}")));
     }
-    let mut rng = SplitMix64::new(0xBE7C_0000 + n as u64);
-    let input: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
-    let bytes = n as u64 * 4;
-    match which {
-        Stream::Vecadd => {
-            let kernel = kernels::load(kernels::VECADD, "vecadd.wave", "vecadd")?;
-            let a: Vec<f32> = input.iter().map(|&v| (v >> 8) as f32 / 1024.0).collect();
-            let b: Vec<f32> = input.iter().map(|&v| (v & 0xFFFF) as f32 * 0.5).collect();
-            let mut device = new_device(3 * bytes)?;
-            write(&mut device, 0, &a.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())?;
-            write(&mut device, bytes, &b.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())?;
-            let args = [(1, 0), (2, bytes as u32), (3, 2 * bytes as u32), (4, n)];
-            let d = options.dispatch([n.div_ceil(256), 1, 1], &args);
-            let timing = time_steps(engine, &mut device, &[(&kernel, d)], &mut |_| Ok(()), repeat)?;
-            let c = read_u32s(&device, 2 * bytes, n as usize)?;
-            for i in 0..n as usize {
-                let want = a[i] + b[i];
-                if c[i] != want.to_bits() {
-                    return Err(BenchError::Wrong(format!(
-                        "vecadd c[{i}] = {}, want {want}",
-                        f32::from_bits(c[i])
-                    )));
-                }
-            }
-            Ok(timing)
-        }
-        Stream::Reduction => {
-            let kernel = kernels::load(kernels::REDUCTION, "reduction.wave", "reduction")?;
-            let mut device = new_device(bytes + 4)?;
-            write(&mut device, 0, &u32_bytes(&input))?;
-            let args = [(1, 0), (2, bytes as u32), (4, n)];
-            let d = options.dispatch([strided_grid(n), 1, 1], &args);
-            let mut reset = |dev: &mut Device| write(dev, bytes, &[0; 4]);
-            let timing = time_steps(engine, &mut device, &[(&kernel, d)], &mut reset, repeat)?;
-            let got = read_u32s(&device, bytes, 1)?[0];
-            let want = input.iter().fold(0u32, |s, &v| s.wrapping_add(v));
-            if got != want {
-                return Err(BenchError::Wrong(format!("reduction = {got}, want {want}")));
-            }
-            Ok(timing)
-        }
-        Stream::Histogram => {
-            let kernel = kernels::load(kernels::HISTOGRAM, "histogram.wave", "histogram")?;
-            let mut device = new_device(bytes + 1024)?;
-            write(&mut device, 0, &u32_bytes(&input))?;
-            let args = [(1, 0), (2, bytes as u32), (4, n)];
-            let d = options.dispatch([strided_grid(n), 1, 1], &args);
-            let mut reset = |dev: &mut Device| write(dev, bytes, &[0; 1024]);
-            let timing = time_steps(engine, &mut device, &[(&kernel, d)], &mut reset, repeat)?;
-            let got = read_u32s(&device, bytes, 256)?;
-            let mut want = vec![0u32; 256];
-            for &v in &input {
-                want[(v & 255) as usize] += 1;
-            }
-            if got != want {
-                let bin = (0..256).find(|&i| got[i] != want[i]).unwrap_or(0);
-                return Err(BenchError::Wrong(format!(
-                    "histogram bin {bin} = {}, want {}",
-                    got[bin], want[bin]
-                )));
-            }
-            Ok(timing)
-        }
-        Stream::PrefixSum => {
-            let blocks_k = kernels::load(kernels::PREFIX_SUM, "prefix_sum.wave", "scan_blocks")?;
-            let sums_k = kernels::load(kernels::PREFIX_SUM, "prefix_sum.wave", "scan_sums")?;
-            let add_k = kernels::load(kernels::PREFIX_SUM, "prefix_sum.wave", "scan_add")?;
-            let blocks = n.div_ceil(256);
-            let mut device = new_device(2 * bytes + blocks as u64 * 4)?;
-            write(&mut device, 0, &u32_bytes(&input))?;
-            let args = [(1, 0), (2, bytes as u32), (3, 2 * bytes as u32), (4, n), (5, blocks)];
-            let steps = [
-                (&blocks_k, options.dispatch([blocks, 1, 1], &args)),
-                (&sums_k, options.dispatch([1, 1, 1], &args)),
-                (&add_k, options.dispatch([blocks, 1, 1], &args)),
-            ];
-            let timing = time_steps(engine, &mut device, &steps, &mut |_| Ok(()), repeat)?;
-            let got = read_u32s(&device, bytes, n as usize)?;
-            let mut sum = 0u32;
-            for (i, &v) in input.iter().enumerate() {
-                if got[i] != sum {
-                    return Err(BenchError::Wrong(format!("prefix sum [{i}] = {}, want {sum}", got[i])));
-                }
-                sum = sum.wrapping_add(v);
-            }
-            Ok(timing)
-        }
+    let kernel = kernels::load(kernels::GEMM_F16, "gemm_f16.wave", "gemm_f16")?;
+    let matrix = n as u64 * n as u64 * 2;
+    if 3 * matrix > 1 << 32 {
+        return Err(BenchError::Usage(format!("N = {n}: the matrices do not fit in 4 GiB")));
     }
+    let (a_at, b_at, c_at) = (0u64, matrix, 2 * matrix);
+    let mut device = new_device(3 * matrix)?;
+    let halves = |values: &[u16]| -> Vec<u8> { values.iter().flat_map(|v| v.to_le_bytes()).collect() };
+    write(&mut device, a_at, &halves(&problem.a))?;
+    write(&mut device, b_at, &halves(&problem.b))?;
+    let grid = [n / GEMM_F16_TILE, n / GEMM_F16_TILE, 1];
+    let args = [(1, a_at as u32), (2, b_at as u32), (3, c_at as u32), (4, n)];
+    let dispatch = options.dispatch(grid, &args);
+    let timing = time_steps(engine, &mut device, &[(&kernel, dispatch)], &mut |_| Ok(()), repeat)?;
+    let bytes = device.read(c_at, matrix).map_err(|e| BenchError::Device(e.to_string()))?;
+    let c = bytes.chunks_exact(2).map(|h| u16::from_le_bytes([h[0], h[1]])).collect();
+    Ok((c, timing))
 }
 
 /// Time of one dispatch of the empty kernel over `groups` workgroups (best of the runs).

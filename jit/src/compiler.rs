@@ -268,19 +268,38 @@ pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>,
             return e.compiled.clone().map(|compiled| (compiled, false));
         }
     }
-    // Checked here, not before the cache: a kernel that is too large is never in it.
-    check_size(kernel, flags.width)?;
-    let compiled = compile_uncached(kernel, flags).map(|(compiled, optimized)| {
-        let compiled = Arc::new(compiled);
-        if let Some(install) = optimized {
-            // The optimized tier's thread installs its code into this `Compiled` when ready.
-            let _ = install.send(compiled.clone());
-        }
-        compiled
-    });
+    // Errors are cached too: a kernel the JIT declines is not compiled again at every dispatch.
+    let compiled = compile_fresh(kernel, flags);
     let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
     cache.push(CacheEntry { hash, flags, kernel: kernel.clone(), compiled: compiled.clone() });
     compiled.map(|compiled| (compiled, true))
+}
+
+/// Compile `kernel` at `flags` afresh, bypassing the cache (neither looked up nor filled): what
+/// [`compile`] does on a cache miss, for measuring compile times. A kernel compiled in two
+/// tiers still gets its optimized tier in the background ([`Compiled::wait_optimized`]).
+pub fn compile_fresh(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+    compile_fresh_tiers(kernel, flags, true)
+}
+
+/// Like [`compile_fresh`], but without the background compile of the optimized tier: the code
+/// is the first tier the compile would start with (the quick one for a large entry function,
+/// [`Tiers::QuickOnly`] then). For measuring the time to the first runnable code without
+/// leaving a compile running.
+pub fn compile_first_tier(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+    compile_fresh_tiers(kernel, flags, false)
+}
+
+fn compile_fresh_tiers(kernel: &Kernel, flags: Flags, background: bool) -> Result<Arc<Compiled>, JitError> {
+    let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
+    check_size(kernel, flags.width)?;
+    let (compiled, optimized) = compile_uncached(kernel, flags, background)?;
+    let compiled = Arc::new(compiled);
+    if let Some(install) = optimized {
+        // The optimized tier's thread installs its code into this `Compiled` when ready.
+        let _ = install.send(compiled.clone());
+    }
+    Ok(compiled)
 }
 
 /// Whether code for `kernel` and `flags` is in the compile cache (compiled, or declined).
@@ -369,8 +388,13 @@ pub fn has_barrier(kernel: &Kernel) -> bool {
 type InstallOptimized = std::sync::mpsc::Sender<Arc<Compiled>>;
 
 /// Compile `kernel`'s entry function. With a quick first tier, the optimized one is then
-/// compiled on a thread of its own, which installs it once it gets the `Compiled`.
-fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<InstallOptimized>), JitError> {
+/// compiled on a thread of its own (unless not `background`), which installs it once it gets
+/// the `Compiled`.
+fn compile_uncached(
+    kernel: &Kernel,
+    flags: Flags,
+    background: bool,
+) -> Result<(Compiled, Option<InstallOptimized>), JitError> {
     if ![4, 8, 16, 32, 64].contains(&flags.width) {
         return Err(JitError::Unsupported(format!("wave width {}", flags.width)));
     }
@@ -386,7 +410,8 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         Tiering::QuickOnly => true,
         Tiering::OptimizedOnly => false,
     };
-    let background = (quick && tiering != Tiering::QuickOnly).then(|| func.clone());
+    let optimized_later = background && quick && tiering != Tiering::QuickOnly;
+    let background = optimized_later.then(|| func.clone());
     let (entry, module) = define_alone(func, quick, dump_stem(kernel, flags, "").as_deref())?;
     let entry = entry_code(entry);
     check_frame(&kernel.meta.name, flags.width, entry.frame)?;
@@ -426,6 +451,7 @@ fn compile_uncached(kernel: &Kernel, flags: Flags) -> Result<(Compiled, Option<I
         let _ = optimized.set(match (quick, tiering) {
             (false, _) => Ok(compile_time),
             (true, Tiering::QuickOnly) => Err("only the quick tier was asked for".into()),
+            (true, _) if !optimized_later => Err("only the first tier was asked for".into()),
             (true, _) => Err("no thread for the optimized tier".into()),
         });
     }

@@ -16,7 +16,7 @@ pub mod snapshot;
 mod stacks;
 pub mod translate;
 
-pub use compiler::{compile, set_tiering, Compiled, Tiering, Tiers};
+pub use compiler::{compile, compile_first_tier, compile_fresh, set_tiering, Compiled, Tiering, Tiers};
 pub use engine::{jit_engine, JitEngine, TooLargePolicy};
 pub use error::JitError;
 pub use translate::Flags;

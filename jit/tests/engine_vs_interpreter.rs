@@ -563,6 +563,26 @@ fn both_tiers_match_interpreter() {
     check_gemm(&gemm, 32);
 }
 
+/// `compile_fresh` and `compile_first_tier` compile anew each time and leave the cache alone;
+/// `compile_first_tier` keeps a large kernel in its quick tier (no background compile).
+#[test]
+fn fresh_compiles_bypass_the_cache() {
+    let mut gemm = gemm_tiled();
+    // A name no other test compiles, so that the cache holds nothing for it yet.
+    gemm.meta.name = "gemm_tiled_compiled_fresh".into();
+    let flags = gemm_flags(32);
+    let first = wave_jit_codegen::compile_first_tier(&gemm, flags).unwrap();
+    assert!(first.tiered(), "the tiled GEMM at W = 32 starts in the quick tier");
+    assert_eq!(first.tiers(), wave_jit_codegen::Tiers::QuickOnly("only the first tier was asked for".into()));
+    let fresh = wave_jit_codegen::compile_fresh(&gemm, flags).unwrap();
+    assert!(fresh.wait_optimized().expect("the optimized tier compiles") >= fresh.compile_time);
+    let (cached, compiled_now) = wave_jit_codegen::compiler::compile_or_reuse(&gemm, flags).unwrap();
+    assert!(compiled_now, "a fresh compile filled the cache");
+    let (again, compiled_again) = wave_jit_codegen::compiler::compile_or_reuse(&gemm, flags).unwrap();
+    assert!(!compiled_again && std::sync::Arc::ptr_eq(&cached, &again));
+    assert!(!std::sync::Arc::ptr_eq(&fresh, &cached));
+}
+
 /// A bail-out runs the loop's wave-major function (compiled on first use) from the loop's
 /// entry state, which the caller stores only where some later read can see it. `r5` holds a
 /// NaN in some lanes, so vectors with such lanes bail out at the loop's end. `r6` is written

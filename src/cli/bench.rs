@@ -7,13 +7,19 @@ use clap::{Args, ValueEnum};
 use std::process::ExitCode;
 use std::time::Duration;
 use wave_benches::driver::{self, BenchOptions};
-use wave_benches::workloads::{RunOptions, Stream};
+use wave_benches::kernels::GemmKernel;
+use wave_benches::streams::Stream;
+use wave_benches::workloads::RunOptions;
 use wave_jit_codegen::difftest::{self, FuzzOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Workload {
-    /// f32 GEMM: naive and tiled WAVE kernels vs native Rust (GFLOP/s)
+    /// f32 GEMM: naive, tiled and GPU-style WAVE kernels vs native Rust (GFLOP/s)
     Gemm,
+    /// f32 GEMM, the GPU-style kernel only: 8×8 outputs per thread, double-buffered tiles
+    GemmGpu,
+    /// f16 GEMM (hma2) vs native Rust through f32 (GFLOP/s)
+    GemmF16,
     /// c = a + b over f32 (GB/s)
     Vecadd,
     /// sum of u32 values: wave reduction + atomics (GB/s)
@@ -22,8 +28,18 @@ pub enum Workload {
     Histogram,
     /// exclusive prefix sum of u32 values, three kernels (GB/s)
     PrefixSum,
+    /// y = max(x, 0) over f32 (GB/s)
+    Relu,
+    /// y = x + bias[column] over rows of 1000 f32 (GB/s)
+    BiasAdd,
+    /// softmax of rows of 1024 f32 (GB/s)
+    Softmax,
+    /// transpose of an N×N f32 matrix through local memory, n = N² (GB/s)
+    Transpose,
     /// µs per dispatch of an empty kernel
     Launch,
+    /// JIT compile times over every bundled and conformance kernel, W = 32 and 64 (p50, max)
+    Compile,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -40,8 +56,9 @@ pub struct BenchArgs {
     /// What to measure
     #[arg(value_enum)]
     workload: Workload,
-    /// Sizes, comma-separated: N for gemm (default 256,512,1024), elements for the streams
-    /// (default 1048576), workgroups for launch (default 1,1024)
+    /// Sizes, comma-separated: N for the GEMMs (default 256,512,1024), elements for the
+    /// others (default 1048576,16777216; a square for transpose), workgroups for launch
+    /// (default 1,1024)
     #[arg(long, value_delimiter = ',')]
     n: Vec<u32>,
     /// Which engines to run
@@ -88,12 +105,19 @@ pub fn bench(args: BenchArgs) -> CliResult {
     let mut line = Progress::new();
     let mut progress = |m: &str| line.show(m);
     let result = match args.workload {
-        Workload::Gemm => driver::bench_gemm(&options, &mut progress),
+        Workload::Gemm => driver::bench_gemm(&options, &GemmKernel::ALL, &mut progress),
+        Workload::GemmGpu => driver::bench_gemm(&options, &[GemmKernel::Gpu], &mut progress),
+        Workload::GemmF16 => driver::bench_gemm_f16(&options, &mut progress),
         Workload::Vecadd => driver::bench_stream(Stream::Vecadd, &options, &mut progress),
         Workload::Reduction => driver::bench_stream(Stream::Reduction, &options, &mut progress),
         Workload::Histogram => driver::bench_stream(Stream::Histogram, &options, &mut progress),
         Workload::PrefixSum => driver::bench_stream(Stream::PrefixSum, &options, &mut progress),
+        Workload::Relu => driver::bench_stream(Stream::Relu, &options, &mut progress),
+        Workload::BiasAdd => driver::bench_stream(Stream::BiasAdd, &options, &mut progress),
+        Workload::Softmax => driver::bench_stream(Stream::Softmax, &options, &mut progress),
+        Workload::Transpose => driver::bench_stream(Stream::Transpose, &options, &mut progress),
         Workload::Launch => driver::bench_launch(&options, &mut progress),
+        Workload::Compile => driver::bench_compile(&mut progress),
     };
     line.clear();
     let text = result.map_err(|e| e.to_string())?;
