@@ -100,7 +100,7 @@ impl Compiled {
 #[derive(Clone, Copy, Debug)]
 pub struct EntryCode {
     pub function: WaveFn,
-    /// Bytes of stack the function's frame takes, return address included ([`frame_bytes`]).
+    /// Bytes of stack the function's frame takes, return address included (`frame_bytes`).
     pub frame: usize,
 }
 

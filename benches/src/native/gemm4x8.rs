@@ -2,8 +2,8 @@
 //! the shape of code Cranelift can emit (it has no 256-bit vectors), written as well as plain
 //! Rust with intrinsics allows.
 //!
-//! B is packed once into panels of 8 columns (k-major, zero-padded), A per band of [`MC`]
-//! rows and per [`KC`] slice of K into panels of 4 rows, so the micro-kernel reads both
+//! B is packed once into panels of 8 columns (k-major, zero-padded), A per band of `MC`
+//! rows and per `KC` slice of K into panels of 4 rows, so the micro-kernel reads both
 //! contiguously: per k it broadcasts 4 values of A, loads 8 of B (two 128-bit vectors) and
 //! updates 4 × 2 vector accumulators (8 `__m128`), with FMA where the CPU has it. Bands of
 //! rows run in parallel on the [`NativeThreads`] pool. Elsewhere than x86-64 the same loops run

@@ -82,7 +82,7 @@ pub fn relu(x: &[f32], y: &mut [f32], threads: &NativeThreads) {
     });
 }
 
-/// y[r][c] = x[r][c] + bias[c] for rows of `bias.len()` values (the last row may be short).
+/// `y[r][c] = x[r][c] + bias[c]` for rows of `bias.len()` values (the last row may be short).
 pub fn bias_add(x: &[f32], bias: &[f32], y: &mut [f32], threads: &NativeThreads) {
     let cols = bias.len();
     let rows_per_task = CHUNK.div_ceil(cols).max(1) * cols;

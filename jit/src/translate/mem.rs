@@ -425,7 +425,7 @@ impl Translator<'_, '_> {
 
     /// A 32-bit store to consecutive addresses runs as vector stores when every lane is active
     /// (and, checked, none may fault; and the 16 bytes from each vector's lane 0 hold its four
-    /// addresses, see [`Self::load_consecutive`]); anything else takes the lane-order helper.
+    /// addresses, see `load_consecutive`); anything else takes the lane-order helper.
     pub fn store(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
         let consecutive =
             inst.op.access_bytes() == 4 && self.address_shape(inst, pc) == AddressShape::Consecutive;
