@@ -219,7 +219,8 @@ impl Shape {
         if self.full_device {
             vec![0..self.dump_end(), TOP_WINDOW_BASE as u64..FULL_DEVICE_BYTES]
         } else {
-            vec![0..self.device_bytes()]
+            let whole_device = 0..self.device_bytes();
+            vec![whole_device]
         }
     }
 }
