@@ -107,9 +107,10 @@ func3:
 
 /// `out[t] = a[t - 1]` with `a` at address 0 and lane 0 switched off by the load's guard
 /// (`@!p1`) rather than by an `if`: the JIT gives 0 to lanes 1..3 (the whole first vector)
-/// instead of a[0..2]. The `if` form passes (tests/wrapping_addresses.rs). Found by
-/// `fuzz-diff` (inactive-lanes programs); the fuzz tests set
-/// `GenConfig::guarded_inactive_lanes` to false until it is fixed.
+/// instead of a[0..2], at every width. The `if` form passes (tests/wrapping_addresses.rs).
+/// Found by `fuzz-diff` (inactive-lanes programs); still fails with wip/wrap merged (tip
+/// 9d9a007). The fuzz tests set `GenConfig::guarded_inactive_lanes` to false until it is
+/// fixed.
 #[test]
 #[ignore = "open JIT bug: guarded consecutive load with lane 0 off below address 0"]
 fn guarded_load_with_lane0_off_below_address_zero_device() {
