@@ -36,11 +36,81 @@ fn same_on_both_engines(source: &str) {
     }
 }
 
+/// A call fan with loops, at W = 64 (found by `fuzz-diff --wave-width 64 --seed 2027`, case
+/// 1958, a call-fan program; minimised by hand to the lines that keep the crash while the
+/// interpreter finishes): the JIT dies with SIGSEGV at this branch's base (029c3ec), also
+/// with no data and one workgroup of 64 threads; the interpreter runs it. Builds of main
+/// (5e8f7c9) and wip/stack-frames (eeb7702, waves on stacks sized for their frames) run it:
+/// remove the mark once one of those is merged here. It kills the test process when it
+/// fails, hence a test of its own.
+#[test]
+#[ignore = "JIT crashes (SIGSEGV) at this branch's base; fixed on main and wip/stack-frames"]
+fn call_fan_with_loops_at_width_64_runs() {
+    let k = kernel(CALL_FAN_W64);
+    let d = Dispatch { wave_width: 64, workgroup: [64, 1, 1], threads: 1, ..Dispatch::default() };
+    let run = |engine: &dyn Engine| {
+        let mut device = Device::new(1 << 16).unwrap();
+        engine.run(&k, &d, &mut device).map_err(|e| e.to_string()).unwrap();
+        device.read(0, 1 << 16).unwrap().to_vec()
+    };
+    let want = run(&Interpreter::new());
+    assert!(run(&JitEngine::strict()) == want, "JIT and interpreter memory differ");
+}
+
+const CALL_FAN_W64: &str = "
+.kernel fuzz
+.registers 40
+    if !p1
+    endif
+    barrier
+    call func0
+    call func0
+func0:
+    call func1
+    call func1
+    call func1
+    loop
+        mov_imm r24, 0x1
+        break p3
+        fcmp_gt p3, r10, r7
+        frsqrt r9, r13
+    endloop
+func1:
+    call func2
+    @p3 return
+    loop
+    endloop
+    call func2
+    mov_imm r22, 0x1
+    loop
+        mov_imm r24, 0x1
+        isub r22, r22, r24
+        mov_imm r24, 0x0
+        local_load_u64 r13, r26
+        isub r10, r18, r15
+    endloop
+func2:
+    call func3
+    call func3
+func3:
+    mov_imm r39, 0x0
+    loop
+        mov_imm r24, 0x1
+        isub r39, r39, r24
+        icmp_lt p3, r39, r24
+        break p3
+        cvt_u32_f32 r7, r2
+    endloop
+    return
+.end
+";
+
 /// `out[t] = a[t - 1]` with `a` at address 0 and lane 0 switched off by the load's guard
 /// (`@!p1`) rather than by an `if`: the JIT gives 0 to lanes 1..3 (the whole first vector)
-/// instead of a[0..2]. The `if` form passes (tests/wrapping_addresses.rs). Found by
-/// `fuzz-diff` (inactive-lanes programs); the fuzz tests set
-/// `GenConfig::guarded_inactive_lanes` to false until it is fixed.
+/// instead of a[0..2], at every width. The `if` form passes (tests/wrapping_addresses.rs).
+/// Found by `fuzz-diff` (inactive-lanes programs); still fails with wip/wrap merged (tip
+/// 9d9a007). The fuzz tests set `GenConfig::guarded_inactive_lanes` to false until it is
+/// fixed.
 #[test]
 #[ignore = "open JIT bug: guarded consecutive load with lane 0 off below address 0"]
 fn guarded_load_with_lane0_off_below_address_zero_device() {

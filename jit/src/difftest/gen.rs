@@ -182,6 +182,8 @@ pub fn fits_limits(program: &Program) -> bool {
     inlined <= crate::compiler::instruction_limit(shape.wave_width) * 9 / 10
 }
 
+/// Deepest loop nesting in the entry of a program that is not a deep-nesting one.
+const PLAIN_LOOP_LEVELS: usize = 2;
 /// Most functions of a program that is not a call fan.
 const PLAIN_FUNCS: u32 = 2;
 /// The product of (trips + 1) of nested loops in a deep-nesting program stays below this.
@@ -391,7 +393,7 @@ impl Gen<'_> {
     }
 
     /// A loop or an if one level deeper.
-    fn nested(&mut self, ctx: Ctx, max_loops: usize) -> Option<Node> {
+    fn nested(&mut self, ctx: Ctx, max_loops: usize) -> Node {
         let loop_ok = ctx.loop_depth < max_loops && ctx.iterations * 2 <= DEEP_ITERATIONS.max(16);
         if loop_ok && self.rng.percent(if self.deep() { 60 } else { 40 }) {
             // The trip count is uniform, so the body is still uniform if the loop is; but a
@@ -414,13 +416,13 @@ impl Gen<'_> {
             // vector by vector, with uniform values as scalars.
             let lane_local = !self.deep() && self.rng.percent(33);
             let body = if lane_local { self.lane_local_block() } else { self.block(inner) };
-            return Some(Node::Loop { trips, body });
+            return Node::Loop { trips, body };
         }
         let inner = Ctx { depth: ctx.depth + 1, uniform: false, ..ctx };
         let pred = self.pred();
         let then_body = self.block(inner);
         let else_body = self.rng.percent(50).then(|| self.block(inner));
-        Some(Node::If { pred, then_body, else_body })
+        Node::If { pred, then_body, else_body }
     }
 
     fn statement(&mut self, ctx: Ctx) -> Node {
@@ -430,14 +432,12 @@ impl Gen<'_> {
         } else if self.deep() {
             ENTRY_COUNTERS.len()
         } else {
-            2
+            PLAIN_LOOP_LEVELS
         };
         if self.deep() {
             // Mostly nesting and divergent exits, so that the chains reach the depth.
             if nest_ok && self.rng.percent(45) {
-                if let Some(node) = self.nested(ctx, max_loops) {
-                    return node;
-                }
+                return self.nested(ctx, max_loops);
             }
             if ctx.loop_depth > 0 && self.rng.percent(20) {
                 return if self.rng.percent(60) {
@@ -471,7 +471,7 @@ impl Gen<'_> {
                     let (a, b) = (self.use_reg(), self.use_reg());
                     Some(Node::Op(inst3(op, self.rng.below(3) as u8, a, b)))
                 }
-                68..=82 if nest_ok => self.nested(ctx, max_loops),
+                68..=82 if nest_ok => Some(self.nested(ctx, max_loops)),
                 83..=86 if ctx.loop_depth > 0 => Some(if self.rng.percent(60) {
                     Node::Break(self.pred())
                 } else {
