@@ -77,7 +77,7 @@ fn jit_matches_interpreter_on_each_special_kind() {
             seed: 0x4B1D_2026,
             widths: vec![4, 8, 16, 32, 64],
             // Guarded inactive lanes: an open JIT bug (tests/fuzz_findings.rs).
-            gen: GenConfig { max_statements: 32, guarded_inactive_lanes: false, ..GenConfig::only(*kind) },
+            gen: GenConfig { max_statements: 32, ..GenConfig::only(*kind) },
             minimize_budget: 1500,
             ..FuzzOptions::default()
         };

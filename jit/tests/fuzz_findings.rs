@@ -1,6 +1,4 @@
-//! Engine bugs the differential fuzzer found, as minimal kernels run on both engines. A test
-//! marked `#[ignore]` is a bug still open in the JIT: remove the mark with the fix (the
-//! generator option named in its note then goes back to its default in the fuzz tests).
+//! Engine bugs the differential fuzzer found, fixed, as minimal kernels run on both engines.
 
 use wave_jit_codegen::JitEngine;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter};
@@ -38,13 +36,10 @@ fn same_on_both_engines(source: &str) {
 
 /// A call fan with loops, at W = 64 (found by `fuzz-diff --wave-width 64 --seed 2027`, case
 /// 1958, a call-fan program; minimised by hand to the lines that keep the crash while the
-/// interpreter finishes): the JIT dies with SIGSEGV at this branch's base (029c3ec), also
-/// with no data and one workgroup of 64 threads; the interpreter runs it. Builds of main
-/// (5e8f7c9) and wip/stack-frames (eeb7702, waves on stacks sized for their frames) run it:
-/// remove the mark once one of those is merged here. It kills the test process when it
-/// fails, hence a test of its own.
+/// interpreter finishes): the JIT died with SIGSEGV before waves ran on stacks sized for
+/// their frames (issue 15 item 1), also with no data and one workgroup of 64 threads. It
+/// kills the test process when it fails, hence a test of its own.
 #[test]
-#[ignore = "JIT crashes (SIGSEGV) at this branch's base; fixed on main and wip/stack-frames"]
 fn call_fan_with_loops_at_width_64_runs() {
     let k = kernel(CALL_FAN_W64);
     let d = Dispatch { wave_width: 64, workgroup: [64, 1, 1], threads: 1, ..Dispatch::default() };
@@ -107,12 +102,10 @@ func3:
 
 /// `out[t] = a[t - 1]` with `a` at address 0 and lane 0 switched off by the load's guard
 /// (`@!p1`) rather than by an `if`: the JIT gives 0 to lanes 1..3 (the whole first vector)
-/// instead of a[0..2], at every width. The `if` form passes (tests/wrapping_addresses.rs).
-/// Found by `fuzz-diff` (inactive-lanes programs); still fails with wip/wrap merged (tip
-/// 9d9a007). The fuzz tests set `GenConfig::guarded_inactive_lanes` to false until it is
-/// fixed.
+/// instead of a[0..2], at every width, before the fix: lane 0 of a vector was taken to run
+/// with its vector although the op's guard turned it off. Found by `fuzz-diff`
+/// (inactive-lanes programs).
 #[test]
-#[ignore = "open JIT bug: guarded consecutive load with lane 0 off below address 0"]
 fn guarded_load_with_lane0_off_below_address_zero_device() {
     same_on_both_engines(
         "
@@ -139,7 +132,6 @@ fn guarded_load_with_lane0_off_below_address_zero_device() {
 
 /// The same through local memory: `l[t] = 100 + t`, then `out[t] = l[t - 1]` under `@!p1`.
 #[test]
-#[ignore = "open JIT bug: guarded consecutive load with lane 0 off below address 0"]
 fn guarded_load_with_lane0_off_below_address_zero_local() {
     same_on_both_engines(
         "

@@ -16,6 +16,7 @@ use wave_isa::{Instruction, Op, Operand, SpecialReg};
 impl Translator<'_, '_> {
     /// Lower one data, memory, wave or MMA op.
     pub fn op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        self.op_guarded = inst.guard.is_some();
         if self.writes_shadow(inst) {
             return self.scalar_op(inst, pc);
         }

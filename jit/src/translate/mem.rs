@@ -239,11 +239,12 @@ impl Translator<'_, '_> {
     }
 
     /// Where the statement runs, is every live lane of a vector active or none? Then lane 0
-    /// holds the vector's address. Not so in divergent code, in a callee called from divergent
-    /// code, or after a partial `halt`.
+    /// holds the vector's address. Not so for a guarded op (its guard may turn lane 0 off), in
+    /// divergent code, in a callee called from divergent code, or after a partial `halt`.
     fn lane0_runs_with_its_vector(&self, pc: u32) -> bool {
         self.full
-            || !self.partial_halts
+            || !self.op_guarded
+                && !self.partial_halts
                 && !self.call_divergent
                 && self.divergent_loops.1 == 0
                 && self.shapes.get(self.func, pc).is_some_and(|info| !info.divergent)

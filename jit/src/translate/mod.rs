@@ -113,6 +113,9 @@ pub struct Translator<'a, 'f> {
     /// Inside an `if` that has a coherent copy (in the copy or in its masked path): nested
     /// `if`s get none (see `control::Translator::coherent_then`).
     pub in_coherent_nest: bool,
+    /// The op being translated has a guard (`@pN`): its lanes are a subset of the vector's,
+    /// so lane 0 need not be one of them.
+    pub op_guarded: bool,
     /// Open loops whose lanes may leave at different times, by the wave analysis and by the
     /// per-vector analysis: inside them no statement is known to run on every lane.
     pub divergent_loops: (u32, u32),
@@ -248,6 +251,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             full: false,
             coherent: false,
             in_coherent_nest: false,
+            op_guarded: false,
             divergent_loops: (0, 0),
             func: 0,
             call_divergent: false,
