@@ -332,3 +332,62 @@ fn started_as_wave_emu_it_is_run() {
     assert!(text(&usage.stderr).contains("Usage: wave-emu"), "{}", text(&usage.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Stores at `4 * thread id` how many trips its loop made (`thread id & 3`: divergent).
+const DIVERGENT_LOOP: &str = "
+.kernel trips
+.registers 8
+    mov r0, sr_thread_id_x
+    mov_imm r1, 0
+    mov_imm r2, 1
+    mov_imm r6, 3
+    and r3, r0, r6
+    loop
+        icmp_ge p1, r1, r3
+        break p1
+        iadd r1, r1, r2
+    endloop
+    mov_imm r2, 2
+    shl r4, r0, r2
+    device_store_u32 r4, r1
+    halt
+.end
+";
+
+/// `--stats` from the JIT prints the interpreter's counters (issue 15 item 14: they were all
+/// zero). A kernel with a loop, so the JIT compiles it however small the dispatch.
+#[test]
+fn stats_from_the_jit_are_the_interpreters() {
+    let dir = scratch("cli-run-flags", "jit_stats");
+    let k = write_kernel(&dir, DIVERGENT_LOOP);
+    let k = k.to_str().unwrap();
+    for width in ["4", "16", "32"] {
+        let on = |engine: &str| {
+            ok_stdout(&[
+                k,
+                "--grid",
+                "3,1,1",
+                "--workgroup",
+                "64,1,1",
+                "--wave-width",
+                width,
+                "--dump-u32",
+                "0:8",
+                "--stats",
+                "--engine",
+                engine,
+            ])
+        };
+        let (jit, interp) = (on("jit"), on("interp"));
+        assert_eq!(jit, interp, "W={width}");
+        assert!(jit.starts_with("0\n1\n2\n3\n0\n1\n2\n3\n"), "W={width}: {jit}");
+        let count = jit
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Instructions executed:"))
+            .map(|n| n.trim().parse::<u64>().unwrap())
+            .expect("a count of instructions");
+        assert!(count > 0, "W={width}: {count} instructions");
+        assert!(jit.contains("Stores: 192 (768 bytes)"), "W={width}: {jit}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

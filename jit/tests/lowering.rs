@@ -84,3 +84,30 @@ fn divergent_neighbour_loads() {
     let source = include_str!("kernels/stencil_left.wave");
     pin("neighbour", &kernel(source, "left.wave"), &[(32, true), (32, false)]);
 }
+
+/// `fmax` under a guard (ReLU): native compares and a blend, no lane helper call.
+#[test]
+fn relu() {
+    let k = kernel(include_str!("../../benches/kernels/relu.wave"), "relu.wave");
+    pin("relu", &k, &[(32, true)]);
+}
+
+/// The hot instruction count of a summary.
+fn hot_instructions(summary: &str) -> u64 {
+    summary
+        .lines()
+        .find_map(|l| l.strip_prefix("hot  instructions: "))
+        .map(|n| n.parse().unwrap())
+        .expect("a hot instruction count")
+}
+
+/// Counting every `--stats` counter costs code only when asked for: without it the code is
+/// the pinned one (above), with it the same kernel has more.
+#[test]
+fn counting_code_only_with_stats() {
+    let k = kernel(include_str!("../../benches/kernels/vecadd.wave"), "vecadd.wave");
+    let plain = flags(&k, 32, true);
+    let counting = Flags { stats: true, ..plain };
+    let (plain, counting) = (lowering_summary(&k, plain).unwrap(), lowering_summary(&k, counting).unwrap());
+    assert!(hot_instructions(&counting) > hot_instructions(&plain), "{plain}\n{counting}");
+}

@@ -88,11 +88,40 @@ impl Translator<'_, '_> {
                 let tr = t.b.ins().trunc(x);
                 t.b.ins().fsub(x, tr)
             }),
+            Op::Fmin => binary(self, &|t, x, y| t.min_or_max_num(x, y, false)),
+            Op::Fmax => binary(self, &|t, x, y| t.min_or_max_num(x, y, true)),
+            Op::Fclamp => {
+                let (x, lo, hi) = (self.reg(a), self.reg(b), self.reg(inst.rs3 as u32));
+                (0..n)
+                    .map(|k| {
+                        let (fx, flo, fhi) = (self.as_f32(x[k]), self.as_f32(lo[k]), self.as_f32(hi[k]));
+                        let at_least_lo = self.min_or_max_num(fx, flo, true);
+                        let r = self.min_or_max_num(at_least_lo, fhi, false);
+                        self.as_i32(r)
+                    })
+                    .collect()
+            }
             _ => return Err(super::rules::no_lowering(inst.op)),
         };
         let mask = self.op_mask(inst.guard);
         self.set_reg(inst.rd as u32, &result, &mask);
         Ok(())
+    }
+
+    /// `semantics::fmax` (`max`) or `fmin` on f32 vectors: `y` where `x` is NaN or `y` lies
+    /// strictly beyond `x`, else `x` (so a NaN `y`, and equal values such as ±0, give `x`).
+    /// maxps/minps return the second operand for NaNs and zeros alike, hence the compares.
+    fn min_or_max_num(&mut self, x: Value, y: Value, max: bool) -> Value {
+        let beyond = if max {
+            self.b.ins().fcmp(FloatCC::LessThan, x, y)
+        } else {
+            self.b.ins().fcmp(FloatCC::LessThan, y, x)
+        };
+        let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        let take_y = self.b.ins().bor(beyond, x_nan);
+        let (xi, yi) = (self.as_i32(x), self.as_i32(y));
+        let v = self.b.ins().blendv(take_y, yi, xi);
+        self.as_f32(v)
     }
 
     /// `isnan(x) ? x : r` on f32 vectors.

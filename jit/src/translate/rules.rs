@@ -33,7 +33,7 @@ pub fn lowering(op: Op) -> Lowering {
         | CvtF32I32 | CvtF32U32 | CvtI32F32 | CvtU32F32 => Lowering::Native,
         // IEEE-exact f32 ops; NaN operands are fixed up in vector code (see `fp`).
         Fadd | Fsub | Fmul | Fma | Fdiv | Fneg | Fabs | Fsqrt | Frsqrt | Frcp | Ffloor | Fceil | Ftrunc
-        | Ffract => Lowering::Native,
+        | Ffract | Fmin | Fmax | Fclamp => Lowering::Native,
         _ => match op.class() {
             // Loads are vector code; stores and atomics run lane by lane in order (helpers).
             Class::LocalLoad | Class::DeviceLoad => Lowering::Native,
