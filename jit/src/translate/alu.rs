@@ -1,6 +1,7 @@
 //! Integer, bitwise, compare, select, move and conversion ops, and the op dispatcher.
 //!
-//! Native where Cranelift has a lane-exact vector op; the rest (per-lane variable shifts,
+//! Native where Cranelift has a lane-exact vector op (shifts where the amount is the same in
+//! every running lane of a vector); the rest (per-lane variable shifts,
 //! division, `imul_hi`, bit counting, bit fields, f16/bf16/f64 conversions) goes through the
 //! generic lane helper, which runs `wave_runtime::semantics` on every lane.
 
@@ -10,7 +11,7 @@ use crate::helpers;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, I32, I32X4};
 use cranelift_codegen::ir::{InstBuilder, Value};
-use wave_isa::opcodes::{Class, Role};
+use wave_isa::opcodes::{Class, Role, Slot};
 use wave_isa::{Instruction, Op, Operand, SpecialReg};
 
 impl Translator<'_, '_> {
@@ -37,6 +38,12 @@ impl Translator<'_, '_> {
     }
 
     fn int_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        if super::rules::lowering(inst.op) == super::rules::Lowering::NativeWhenUniformAmount
+            && self.lane0_runs_with_its_vector(pc)
+            && self.operand_stride(inst, pc, Slot::Rs2) == Some(0)
+        {
+            return self.uniform_shift(inst);
+        }
         if !super::rules::is_native(inst.op) {
             return self.lane_helper(inst, pc);
         }
@@ -167,6 +174,27 @@ impl Translator<'_, '_> {
             _ => return Err(super::rules::no_lowering(inst.op)),
         };
         self.set_reg(rd as u32, &result, &mask);
+        Ok(())
+    }
+
+    /// `shl`, `shr` or `sar` by an amount the same in every running lane of each vector: one
+    /// vector shift per vector by lane 0's amount, masked to 5 bits as `semantics` masks it.
+    fn uniform_shift(&mut self, inst: &Instruction) -> Result<(), JitError> {
+        let mask = self.op_mask(inst.guard);
+        let x = self.reg(inst.rs1 as u32);
+        let amounts = self.reg(inst.rs2 as u32);
+        let result: Vec<Value> = (0..self.n)
+            .map(|k| {
+                let amount = self.lane0(amounts[k]);
+                let amount = self.b.ins().band_imm_u(amount, 31);
+                match inst.op {
+                    Op::Shl => self.b.ins().ishl(x[k], amount),
+                    Op::Shr => self.b.ins().ushr(x[k], amount),
+                    _ => self.b.ins().sshr(x[k], amount),
+                }
+            })
+            .collect();
+        self.set_reg(inst.rd as u32, &result, &mask);
         Ok(())
     }
 

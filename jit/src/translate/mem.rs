@@ -241,7 +241,7 @@ impl Translator<'_, '_> {
     /// Where the statement runs, is every live lane of a vector active or none? Then lane 0
     /// holds the vector's address. Not so for a guarded op (its guard may turn lane 0 off), in
     /// divergent code, in a callee called from divergent code, or after a partial `halt`.
-    fn lane0_runs_with_its_vector(&self, pc: u32) -> bool {
+    pub(super) fn lane0_runs_with_its_vector(&self, pc: u32) -> bool {
         self.full
             || !self.op_guarded
                 && !self.partial_halts
@@ -259,17 +259,21 @@ impl Translator<'_, '_> {
 
     /// The address operand's shape from the per-vector analysis.
     fn address_shape(&self, inst: &Instruction, pc: u32) -> AddressShape {
-        let Some(info) = self.shapes.get(self.func, pc) else { return AddressShape::Scattered };
-        let stride = inst
-            .operands()
-            .zip(&info.operands)
-            .find(|((spec, _), _)| spec.slot == Slot::Rs1)
-            .and_then(|(_, value)| value.stride());
-        match stride {
+        match self.operand_stride(inst, pc, Slot::Rs1) {
             Some(0) => AddressShape::Same,
             Some(4) => AddressShape::Consecutive,
             _ => AddressShape::Scattered,
         }
+    }
+
+    /// How the operand in `slot` varies across the lanes of each vector, from the per-vector
+    /// analysis: `base + lane × stride` in the running lanes, or unknown.
+    pub(super) fn operand_stride(&self, inst: &Instruction, pc: u32, slot: Slot) -> Option<u32> {
+        let info = self.shapes.get(self.func, pc)?;
+        inst.operands()
+            .zip(&info.operands)
+            .find(|((spec, _), _)| spec.slot == slot)
+            .and_then(|(_, value)| value.stride())
     }
 
     /// Base pointer of device memory or of the worker's local buffer.

@@ -16,6 +16,10 @@ pub enum Lowering {
     NativeWithScalar,
     /// Vector code of its own.
     Native,
+    /// Vector code where the second operand (a shift amount) is the same in every running
+    /// lane of each vector: Cranelift's vector shifts take one scalar amount. Elsewhere (and
+    /// in chunk-major loops, which admit only native ops) the lane helper.
+    NativeWhenUniformAmount,
     /// A whole-wave helper: the lane helper (`semantics::alu`) for lane ops, or the memory,
     /// atomic, wave and MMA helpers.
     Helper,
@@ -34,6 +38,7 @@ pub fn lowering(op: Op) -> Lowering {
         // IEEE-exact f32 ops; NaN operands are fixed up in vector code (see `fp`).
         Fadd | Fsub | Fmul | Fma | Fdiv | Fneg | Fabs | Fsqrt | Frsqrt | Frcp | Ffloor | Fceil | Ftrunc
         | Ffract | Fmin | Fmax | Fclamp => Lowering::Native,
+        Shl | Shr | Sar => Lowering::NativeWhenUniformAmount,
         _ => match op.class() {
             // Loads are vector code; stores and atomics run lane by lane in order (helpers).
             Class::LocalLoad | Class::DeviceLoad => Lowering::Native,
