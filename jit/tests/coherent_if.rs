@@ -133,3 +133,28 @@ fn nested_ifs_grow_the_code_linearly() {
     let (small, large) = (clif_instructions(&nested_ifs(6)), clif_instructions(&nested_ifs(12)));
     assert!(large < 3 * small, "6 nested ifs: {small} CLIF instructions, 12: {large}");
 }
+
+/// `if (col < cols) { if (i < n) { .. } }` (the bundled bias-add kernel): both levels get a
+/// coherent copy. In the last row, the outer test holds in a whole wave whose inner test
+/// holds only for its first lane, so taking the inner copy there writes past `n`.
+#[test]
+fn nested_bounds_guards_take_each_copy_only_when_every_lane_does() {
+    let (module, _) =
+        wave_isa::module::load_bytes(include_bytes!("../../benches/kernels/bias_add.wave"), "bias_add.wave")
+            .unwrap_or_else(|e| panic!("{e}"));
+    let k = &module.kernels[0];
+    for w in WIDTHS {
+        let cols = 2 * w + 3;
+        for n in [3 * cols, 2 * cols + w + 1, 2 * cols + 1, 2 * cols - 2] {
+            let d = Dispatch {
+                wave_width: w,
+                grid: [1, 3, 1],
+                workgroup: [256, 1, 1],
+                initial_registers: vec![(1, 0), (2, 0x4000), (3, 0x8000), (4, n), (5, cols)],
+                threads: 1,
+                ..Dispatch::default()
+            };
+            check(k, &d, 1 << 16);
+        }
+    }
+}

@@ -111,3 +111,10 @@ fn counting_code_only_with_stats() {
     let (plain, counting) = (lowering_summary(&k, plain).unwrap(), lowering_summary(&k, counting).unwrap());
     assert!(hot_instructions(&counting) > hot_instructions(&plain), "{plain}\n{counting}");
 }
+
+/// Two nested bounds guards (`col < cols`, then `i < n`): a coherent copy at both levels.
+#[test]
+fn bias_add() {
+    let k = kernel(include_str!("../../benches/kernels/bias_add.wave"), "bias_add.wave");
+    pin("bias_add", &k, &[(32, true)]);
+}

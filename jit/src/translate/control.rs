@@ -341,10 +341,12 @@ impl Translator<'_, '_> {
         has_else: bool,
         func: FuncId,
     ) -> Result<Option<super::count::Join>, JitError> {
-        // One copy per nest: an `if` inside either path of one with a copy gets none, so the
-        // code grows at most twice (a copy at every level of nested ifs doubled it per level).
+        // No copy in a masked path of an `if` with a copy, and inside copies only up to
+        // COHERENT_LEVELS of them: a nest of ifs then has at most COHERENT_LEVELS + 1 copies of
+        // any statement (a copy at every level of both paths doubled the code per level).
         if self.bailout.is_some()
             || self.in_coherent_nest
+            || self.coherent_levels >= COHERENT_LEVELS
             || !coherent_body(then_body)
             || !coherent_body(else_body)
         {
@@ -363,10 +365,10 @@ impl Translator<'_, '_> {
         let exec = self.exec.clone();
         self.set(&exec, then_mask);
         let outer = std::mem::replace(&mut self.coherent, true);
-        let outer_nest = std::mem::replace(&mut self.in_coherent_nest, true);
+        self.coherent_levels += 1;
         let result = self.block(then_body, func);
+        self.coherent_levels -= 1;
         self.coherent = outer;
-        self.in_coherent_nest = outer_nest;
         result?;
         if has_else {
             self.count(Cost::marker());
@@ -621,6 +623,11 @@ fn exits_diverge(analysis: &Uniformity, func: FuncId, body: &[Stmt]) -> bool {
         _ => false,
     })
 }
+
+/// Most coherent copies around a statement: `if (col < cols) { if (i < n) { .. } }` gets a
+/// copy at both levels, deeper nests only at their outer levels (see
+/// `Translator::coherent_then`).
+pub const COHERENT_LEVELS: u32 = 3;
 
 /// Most statements an `if` body may have for its coherent copy (see
 /// `Translator::coherent_then`): the copy doubles the body's code.

@@ -110,9 +110,12 @@ pub struct Translator<'a, 'f> {
     /// In the coherent copy of a divergent `if` body (see `control::Translator::coherent_then`):
     /// a run-time test found every lane of the wave active here, whatever the analysis says.
     pub coherent: bool,
-    /// Inside an `if` that has a coherent copy (in the copy or in its masked path): nested
-    /// `if`s get none (see `control::Translator::coherent_then`).
+    /// In the masked path of an `if` that has a coherent copy: nested `if`s get none (see
+    /// `control::Translator::coherent_then`).
     pub in_coherent_nest: bool,
+    /// How many coherent copies enclose the statements being translated (a copy's nested `if`s
+    /// get copies of their own up to [`control::COHERENT_LEVELS`]).
+    pub coherent_levels: u32,
     /// The op being translated has a guard (`@pN`): its lanes are a subset of the vector's,
     /// so lane 0 need not be one of them.
     pub op_guarded: bool,
@@ -251,6 +254,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             full: false,
             coherent: false,
             in_coherent_nest: false,
+            coherent_levels: 0,
             op_guarded: false,
             divergent_loops: (0, 0),
             func: 0,
