@@ -173,6 +173,9 @@ impl Translator<'_, '_> {
             }
             _ => return Err(super::rules::no_lowering(inst.op)),
         };
+        if !matches!(inst.op, Op::Mov | Op::MovImm | Op::MovSr) {
+            self.note_scalar_forms(inst, &result);
+        }
         self.set_reg(rd as u32, &result, &mask);
         Ok(())
     }
@@ -206,12 +209,18 @@ impl Translator<'_, '_> {
                 let dim = sr as usize - SpecialReg::ThreadIdX as usize;
                 let base = self.env.thread_id_offset(dim);
                 (self.chunk..self.chunk + self.n)
-                    .map(|k| self.load_ctx(I32X4, base + 16 * k as i32))
+                    .map(|k| {
+                        let v = self.load_ctx(I32X4, base + 16 * k as i32);
+                        let lane0 = self.load_ctx(I32, base + 16 * k as i32);
+                        self.note_lane0(v, lane0);
+                        v
+                    })
                     .collect()
             }
             Some(sr) => {
-                let v = self.load_ctx(I32, self.env.special_offset(sr as u8));
-                let v = self.b.ins().splat(I32X4, v);
+                let lane0 = self.load_ctx(I32, self.env.special_offset(sr as u8));
+                let v = self.b.ins().splat(I32X4, lane0);
+                self.note_lane0(v, lane0);
                 vec![v; self.n]
             }
             None => self.zeros(),

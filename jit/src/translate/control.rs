@@ -360,6 +360,10 @@ impl Translator<'_, '_> {
         let fast = self.b.create_block();
         let masked = self.b.create_block();
         self.b.ins().brif(every_lane, fast, &[], masked, &[]);
+        // Their one predecessor is this branch: sealed now, they read the values defined
+        // before it (no block parameters), with the lane-0 forms recorded for them.
+        self.b.seal_block(fast);
+        self.b.seal_block(masked);
         self.b.switch_to_block(fast);
         let entry = self.pending;
         let exec = self.exec.clone();

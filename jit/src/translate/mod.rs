@@ -295,6 +295,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         for (r, _) in used.iter().enumerate().filter(|(_, &u)| u) {
             let init = self.load_ctx(I32, self.env.init_reg_offset(r as u8));
             let v = self.b.ins().splat(I32X4, init);
+            self.note_lane0(v, init);
             let vars = self.new_vars(&vec![v; self.n]);
             self.regs[r] = Some(vars);
         }
@@ -373,6 +374,8 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     pub fn splat_u32(&mut self, x: u32) -> Vec<Value> {
         let v = self.vconst4([x; 4]);
+        let lane0 = self.b.ins().iconst(I32, x as i32 as i64);
+        self.note_lane0(v, lane0);
         vec![v; self.n]
     }
 
@@ -380,7 +383,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     pub fn lane_ids(&mut self) -> Vec<Value> {
         let first = self.chunk as u32;
         (first..first + self.n as u32)
-            .map(|k| self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]))
+            .map(|k| {
+                let v = self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]);
+                let lane0 = self.b.ins().iconst(I32, 4 * k as i64);
+                self.note_lane0(v, lane0);
+                v
+            })
             .collect()
     }
 
