@@ -158,10 +158,7 @@ impl Translator<'_, '_> {
                 // SAFETY: `body` points to the loop body inside `self.kernel`, which outlives the
                 // translation; the frame is popped before the body's translation ends.
                 let body: &[Stmt] = unsafe { &*body };
-                let uniform_exit = self
-                    .waves
-                    .get(func, s.offset)
-                    .is_some_and(|i| !i.divergent_exit && i.pred.is_some_and(|p| p.is_uniform()));
+                let uniform_exit = self.exits_uniformly(func, s.offset);
                 let position = body.iter().position(|b| std::ptr::eq(b, s));
                 if let (true, Some(at)) = (uniform_exit, position) {
                     // Every active lane leaves together: a real branch. The lanes would
@@ -446,7 +443,19 @@ impl Translator<'_, '_> {
         let header = self.b.create_block();
         let latch = self.join();
         let exit = self.join();
-        self.b.ins().jump(header, &[]);
+        // Entered by every lane, and left only by real branches: every lane is still active
+        // at the latch, so the "any lane left" test would always pass.
+        let entered_full = self.exec_is_full(offset) && !leaves_early(body);
+        // Not with --stats, whose counters count lanes; not where every lane leaves at once
+        // (that `break` is a branch of its own, and the copy would only double the code).
+        let coherent_split = if entered_full && !self.flags.stats { coherent_loop_split(body) } else { None }
+            .filter(|&split| !self.exits_uniformly(func, body[split].offset));
+        match coherent_split {
+            Some(split) => self.coherent_loop(offset, body, split, header, func)?,
+            None => {
+                self.b.ins().jump(header, &[]);
+            }
+        }
         self.b.switch_to_block(header);
         self.set(&cont, &zero);
         self.cf.frames.push(Frame::Loop {
@@ -457,9 +466,6 @@ impl Translator<'_, '_> {
             body: body as *const [Stmt],
             masked_exit: false,
         });
-        // Entered by every lane, and left only by real branches: every lane is still active
-        // at the latch, so the "any lane left" test would always pass.
-        let entered_full = self.exec_is_full(offset) && !leaves_early(body);
         let outer_maybe_empty = self.maybe_empty;
         // From the second iteration on, lanes that left at different times are missing
         // everywhere in the body, which the per-statement `divergent` facts do not say.
@@ -500,22 +506,7 @@ impl Translator<'_, '_> {
         }
         if repeat != header {
             self.b.switch_to_block(repeat);
-            match (self.chunk_trips, self.bailout) {
-                // Chunk-major: count the vector's repeats; the wave pays after the loop.
-                (Some((repeats, affordable)), Some(bail)) => {
-                    let r = self.b.use_var(repeats);
-                    let r = self.b.ins().iadd_imm_s(r, 1);
-                    self.b.def_var(repeats, r);
-                    let over = self.b.ins().icmp(IntCC::SignedGreaterThan, r, affordable);
-                    self.b.ins().brif(over, bail, &[], header, &[]);
-                }
-                // The back edge: pay for the iteration just done (its count stays pending
-                // for the code after the loop, standing for the last one).
-                _ => {
-                    self.pay(iteration, offset);
-                    self.b.ins().jump(header, &[]);
-                }
-            }
+            self.repeat_trip(header, iteration, offset);
         }
         self.enter(exit, offset);
         let broke = self.get(&brk);
@@ -523,6 +514,78 @@ impl Translator<'_, '_> {
         self.release_vars(I32X4, &brk);
         self.release_vars(I32X4, &cont);
         Ok(())
+    }
+
+    /// Whether the `break` or `continue` at `offset` takes every active lane or none.
+    fn exits_uniformly(&self, func: FuncId, offset: u32) -> bool {
+        self.waves
+            .get(func, offset)
+            .is_some_and(|i| !i.divergent_exit && i.pred.is_some_and(|p| p.is_uniform()))
+    }
+
+    /// A loop's back edge to `header` with a budget: pay for the trip just done (its count
+    /// stays pending for the code after the loop, standing for the last one); in a
+    /// chunk-major loop count the vector's repeats instead (the wave pays after the loop).
+    fn repeat_trip(&mut self, header: Block, iteration: Cost, offset: u32) {
+        match (self.chunk_trips, self.bailout) {
+            (Some((repeats, affordable)), Some(bail)) => {
+                let r = self.b.use_var(repeats);
+                let r = self.b.ins().iadd_imm_s(r, 1);
+                self.b.def_var(repeats, r);
+                let over = self.b.ins().icmp(IntCC::SignedGreaterThan, r, affordable);
+                self.b.ins().brif(over, bail, &[], header, &[]);
+            }
+            _ => {
+                self.pay(iteration, offset);
+                self.b.ins().jump(header, &[]);
+            }
+        }
+    }
+
+    /// The coherent copy of a loop entered by every lane (ISPC's coherent loops): `body[..split]`
+    /// (ops that may run again, see [`coherent_loop_split`]), then the `break` at `split`: where
+    /// no lane leaves, the rest of the body runs unmasked and the copy repeats; once a lane
+    /// leaves, the masked loop takes over from its `header`, running this trip's ops before the
+    /// `break` again with every lane still active. A grid-stride loop runs unmasked but for its
+    /// last trips.
+    fn coherent_loop(
+        &mut self,
+        offset: u32,
+        body: &[Stmt],
+        split: usize,
+        header: Block,
+        func: FuncId,
+    ) -> Result<(), JitError> {
+        let StmtKind::Break { pred } = body[split].kind else {
+            return Err(JitError::Codegen("internal: a coherent loop copy split off no break".into()));
+        };
+        let top = self.b.create_block();
+        let rest = self.b.create_block();
+        self.b.ins().jump(top, &[]);
+        self.b.switch_to_block(top);
+        // What its statements count is paid at its back edge (below).
+        let pending = self.pending;
+        let outer = std::mem::replace(&mut self.coherent, true);
+        let mut result = self.block(&body[..split], func);
+        if result.is_ok() {
+            let leaving = self.pred_ref(pred);
+            let any_leaves = self.any(&leaving);
+            self.b.ins().brif(any_leaves, header, &[], rest, &[]);
+            self.b.seal_block(rest);
+            self.b.switch_to_block(rest);
+            result = self.block(&body[split + 1..], func);
+            // Each trip is paid as the masked loop's back edge pays it; the masked loop pays
+            // for the trips it runs, the last one included.
+            if self.flags.fuel {
+                let iteration = self.costs.iteration(body, self.cf.call_depth());
+                self.repeat_trip(top, iteration, offset);
+            } else {
+                self.b.ins().jump(top, &[]);
+            }
+        }
+        self.coherent = outer;
+        self.pending = pending;
+        result
     }
 
     fn call(&mut self, callee: FuncId, offset: u32) -> Result<(), JitError> {
@@ -626,6 +689,45 @@ fn exits_diverge(analysis: &Uniformity, func: FuncId, body: &[Stmt]) -> bool {
         StmtKind::Loop { body, .. } => body.iter().any(|s| matches!(s.kind, StmtKind::Return)),
         _ => false,
     })
+}
+
+/// Where a loop body has a coherent copy ([`Translator::coherent_loop`]): the index of its
+/// first statement that is not an op, which must be a `break`, with a body after it that the
+/// coherent copy of an `if` takes ([`coherent_body`]: no other exit). The ops before the
+/// `break` run again in the masked loop when a lane leaves, so they must compute the same
+/// there: no memory writes, atomics, wave or MMA ops, and no register or predicate that one
+/// of them writes is read by any of them.
+fn coherent_loop_split(body: &[Stmt]) -> Option<usize> {
+    use wave_isa::opcodes::{Class, Role};
+    use wave_isa::StateRef;
+    let split = body.iter().position(|s| !matches!(s.kind, StmtKind::Op(_)))?;
+    if !matches!(body[split].kind, StmtKind::Break { .. }) || !coherent_body(&body[split + 1..]) {
+        return None;
+    }
+    let (mut read, mut written) = (Vec::new(), Vec::new());
+    for s in &body[..split] {
+        let StmtKind::Op(inst) = &s.kind else { return None };
+        let has_effects = matches!(
+            inst.op.class(),
+            Class::LocalStore
+                | Class::DeviceStore
+                | Class::LocalAtomic
+                | Class::DeviceAtomic
+                | Class::Wave
+                | Class::Mma
+                | Class::Control
+                | Class::Sync
+        );
+        if has_effects {
+            return None;
+        }
+        if let Some(g) = s.guard {
+            read.push(StateRef::Pred(g.index));
+        }
+        read.extend(inst.named_state(Some(Role::Use)));
+        written.extend(inst.named_state(Some(Role::Def)));
+    }
+    written.iter().all(|w| !read.contains(w)).then_some(split)
 }
 
 /// Most coherent copies around a statement: `if (col < cols) { if (i < n) { .. } }` gets a
