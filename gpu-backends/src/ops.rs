@@ -7,12 +7,8 @@
 
 use wave_isa::opcodes::{Class, Op, Scope};
 
-/// Memory an access goes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Space {
-    Local,
-    Device,
-}
+/// Memory an access goes to (defined once, in the ISA crate).
+pub use wave_isa::Space;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicKind {

@@ -450,6 +450,23 @@ impl Kind {
     }
 }
 
+/// The memory an access goes to: the workgroup's local memory or device memory. One
+/// definition for the engines' errors, the JIT's fault records and the GPU writers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    Local,
+    Device,
+}
+
+impl std::fmt::Display for Space {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Space::Local => "local",
+            Space::Device => "device",
+        })
+    }
+}
+
 /// Memory scope (word1 bits 1..0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Scope {

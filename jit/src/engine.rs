@@ -607,7 +607,7 @@ impl JitEngine {
         device: &mut wave_runtime::Device,
         decline: bool,
     ) -> Result<Ran, wave_runtime::RunError> {
-        use wave_runtime::{RunError, RunErrorKind, Space};
+        use wave_runtime::{RunError, RunErrorKind};
         let name = kernel.meta.name.as_str();
         // Checked first either way: a dispatch error comes before the JIT declines.
         let launch = wave_runtime::resolve(kernel, dispatch, device)
@@ -640,10 +640,6 @@ impl JitEngine {
             RunOutcome::Failed(f) => {
                 let kind = match f.fault.kind {
                     crate::helpers::FaultKind::OutOfBounds { space, address, bytes, size } => {
-                        let space = match space {
-                            crate::helpers::MemSpace::Local => Space::Local,
-                            crate::helpers::MemSpace::Device => Space::Device,
-                        };
                         RunErrorKind::OutOfBounds { space, address, bytes, size }
                     }
                     crate::helpers::FaultKind::InstructionLimit => {

@@ -18,22 +18,16 @@ use wave_isa::opcodes::{Class, Slot, OPS};
 use wave_isa::{Frag, Op};
 use wave_runtime::device_atomic;
 use wave_runtime::semantics::{self, Fragments};
+use wave_runtime::Space;
 
 /// The helper signature (see the module doc).
 pub type HelperFn = extern "C" fn(*mut WaveCtx, u32, u64, u32) -> u32;
-
-/// Which memory an access went to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemSpace {
-    Local,
-    Device,
-}
 
 /// What stopped a wave, recorded by a helper.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
     OutOfBounds {
-        space: MemSpace,
+        space: Space,
         address: u64,
         bytes: u32,
         size: u64,
@@ -196,7 +190,7 @@ fn record_oob(
     host: &mut WaveHost,
     pc: u32,
     lane: usize,
-    space: MemSpace,
+    space: Space,
     addr: impl Into<u64>,
     bytes: u32,
     size: u64,
@@ -216,7 +210,7 @@ pub extern "C" fn bounds(ctx: *mut WaveCtx, op: u32, candidates: u64, pc: u32) -
         let op = decode_op(op);
         let local = op.class() == Class::LocalLoad;
         let (space, size) =
-            if local { (MemSpace::Local, ctx.local_size) } else { (MemSpace::Device, ctx.device_size) };
+            if local { (Space::Local, ctx.local_size) } else { (Space::Device, ctx.device_size) };
         let bytes = op.access_bytes();
         for l in lanes_of(candidates, host.width) {
             let addr = ctx.scratch[ADDR_SLOT][l];
@@ -275,7 +269,7 @@ pub extern "C" fn memory(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 
         let class = op.class();
         let local = matches!(class, Class::LocalStore | Class::LocalAtomic);
         let (space, size) =
-            if local { (MemSpace::Local, ctx.local_size) } else { (MemSpace::Device, ctx.device_size) };
+            if local { (Space::Local, ctx.local_size) } else { (Space::Device, ctx.device_size) };
         let bytes = op.access_bytes();
         let checked = ctx.checked != 0;
         for l in lanes_of(exec, host.width) {
@@ -433,7 +427,7 @@ pub extern "C" fn mma(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
                 let addr = semantics::mma_element_address(base, stride, i);
                 let size = ctx.local_size;
                 if checked && addr + 4 > size {
-                    return record_oob(host, pc, l, MemSpace::Local, addr, 4, size);
+                    return record_oob(host, pc, l, Space::Local, addr, 4, size);
                 }
                 // Unchecked: the masked offset stays inside the local buffer (`lane_ptr`).
                 let p = lane_ptr(ctx, true, addr as u32) as *mut u32;

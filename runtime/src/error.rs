@@ -3,21 +3,8 @@
 use crate::dispatch::DispatchError;
 use std::fmt;
 
-/// The memory an access went to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Space {
-    Local,
-    Device,
-}
-
-impl fmt::Display for Space {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Space::Local => "local",
-            Space::Device => "device",
-        })
-    }
-}
+/// The memory an access went to (defined once, in the ISA crate).
+pub use wave_isa::Space;
 
 /// What went wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
