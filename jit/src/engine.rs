@@ -332,24 +332,23 @@ impl Worker {
         c.local_size = p.local_memory as u64;
         c.device_limit = WaveCtx::limits_for(device.size);
         c.local_limit = WaveCtx::limits_for(p.local_memory as u64);
-        let mut sr = [0u32; 20];
-        sr[SpecialReg::WaveId as usize] = wave as u32;
-        sr[SpecialReg::WorkgroupSizeX as usize..=SpecialReg::WorkgroupSizeZ as usize]
-            .copy_from_slice(&p.workgroup);
-        sr[SpecialReg::GridSizeX as usize..=SpecialReg::GridSizeZ as usize].copy_from_slice(&p.grid);
-        sr[SpecialReg::WaveWidth as usize] = w;
-        sr[SpecialReg::NumWaves as usize] = waves as u32;
-        sr[SpecialReg::MmaSupported as usize] = wave_runtime::caps::CAP_MMA as u32;
-        sr[SpecialReg::MmaM as usize] = wave_runtime::caps::MMA_M;
-        sr[SpecialReg::MmaN as usize] = wave_runtime::caps::MMA_N;
-        sr[SpecialReg::MmaK as usize] = wave_runtime::caps::MMA_K;
-        c.special = sr;
-        let [sx, sy, _] = p.workgroup;
+        // The runtime's one definition of what each special register reads: the uniform
+        // ones here (the workgroup ids are set per workgroup), thread ids per lane.
+        use wave_runtime::special::{special_register, DispatchShape, LanePlace};
+        let shape = DispatchShape {
+            workgroup_size: p.workgroup,
+            grid: p.grid,
+            wave_width: w,
+            waves_per_workgroup: waves as u32,
+        };
+        let at = |lane: usize| LanePlace { workgroup_id: [0; 3], wave: wave as u32, lane: lane as u32 };
+        for (index, value) in c.special.iter_mut().enumerate() {
+            *value = special_register(index as u8, &shape, at(0));
+        }
         for lane in 0..MAX_LANES {
-            let t = wave as u32 * w + lane as u32;
-            c.thread_id[0][lane] = t % sx;
-            c.thread_id[1][lane] = t / sx % sy;
-            c.thread_id[2][lane] = t / (sx * sy);
+            for (dim, ids) in c.thread_id.iter_mut().enumerate() {
+                ids[lane] = special_register(SpecialReg::ThreadIdX as u8 + dim as u8, &shape, at(lane));
+            }
         }
         c.init_regs = init;
     }

@@ -35,6 +35,7 @@ pub mod engine;
 pub mod error;
 pub mod interp;
 pub mod semantics;
+pub mod special;
 pub mod stats;
 
 pub use device::{Device, DeviceError};

@@ -11,7 +11,7 @@ use crate::stats::Stats;
 use std::io::Write;
 use wave_isa::analysis::cost::CostClass;
 use wave_isa::instr::PredRef;
-use wave_isa::{Frag, Instruction, Op, SpecialReg};
+use wave_isa::{Frag, Instruction, Op};
 
 /// Register rows per wave: r0..r255 plus room for a pair or quad starting at r255, so that
 /// no register index (u8) can fall outside the file.
@@ -594,32 +594,8 @@ fn access_words(bytes: u32) -> usize {
 impl Wave {
     /// A special register's value for `lane` (wave-format §3.4); unknown indices read 0.
     fn special(&self, index: u8, lane: u32, ctx: &WorkgroupCtx) -> u32 {
-        let l = ctx.launch;
-        let [x, y, _] = l.workgroup;
-        let linear = self.id * l.wave_width + lane;
-        match SpecialReg::from_index(index) {
-            Some(SpecialReg::ThreadIdX) => linear % x,
-            Some(SpecialReg::ThreadIdY) => (linear / x) % y,
-            Some(SpecialReg::ThreadIdZ) => linear / (x * y),
-            Some(SpecialReg::WaveId) => self.id,
-            Some(SpecialReg::LaneId) => lane,
-            Some(SpecialReg::WorkgroupIdX) => ctx.workgroup[0],
-            Some(SpecialReg::WorkgroupIdY) => ctx.workgroup[1],
-            Some(SpecialReg::WorkgroupIdZ) => ctx.workgroup[2],
-            Some(SpecialReg::WorkgroupSizeX) => l.workgroup[0],
-            Some(SpecialReg::WorkgroupSizeY) => l.workgroup[1],
-            Some(SpecialReg::WorkgroupSizeZ) => l.workgroup[2],
-            Some(SpecialReg::GridSizeX) => l.grid[0],
-            Some(SpecialReg::GridSizeY) => l.grid[1],
-            Some(SpecialReg::GridSizeZ) => l.grid[2],
-            Some(SpecialReg::WaveWidth) => l.wave_width,
-            Some(SpecialReg::NumWaves) => l.waves_per_workgroup,
-            Some(SpecialReg::MmaSupported) => u32::from(caps::CAP_MMA),
-            Some(SpecialReg::MmaM) => caps::MMA_M,
-            Some(SpecialReg::MmaN) => caps::MMA_N,
-            Some(SpecialReg::MmaK) => caps::MMA_K,
-            None => 0,
-        }
+        let at = crate::special::LanePlace { workgroup_id: ctx.workgroup, wave: self.id, lane };
+        crate::special::special_register(index, &ctx.launch.shape(), at)
     }
 
     fn oob(
