@@ -47,9 +47,7 @@ const KERNEL: &str = "
 ";
 
 fn kernel() -> wave_isa::Kernel {
-    let (module, _) =
-        wave_isa::module::load_bytes(KERNEL.as_bytes(), "coherent.wave").unwrap_or_else(|e| panic!("{e}"));
-    module.kernels[0].clone()
+    common::assembled(KERNEL, "coherent.wave")
 }
 
 /// `off` is the thread whose lane is off (`u32::MAX`: none); `scale` 0 turns every lane off.
@@ -139,10 +137,7 @@ fn nested_ifs_grow_the_code_linearly() {
 /// holds only for its first lane, so taking the inner copy there writes past `n`.
 #[test]
 fn nested_bounds_guards_take_each_copy_only_when_every_lane_does() {
-    let (module, _) =
-        wave_isa::module::load_bytes(include_bytes!("../../benches/kernels/bias_add.wave"), "bias_add.wave")
-            .unwrap_or_else(|e| panic!("{e}"));
-    let k = &module.kernels[0];
+    let k = &common::assembled(include_str!("../../benches/kernels/bias_add.wave"), "bias_add.wave");
     for w in WIDTHS {
         let cols = 2 * w + 3;
         for n in [3 * cols, 2 * cols + w + 1, 2 * cols + 1, 2 * cols - 2] {

@@ -67,9 +67,7 @@ const BUMP_FIRST: &str = "
 ";
 
 fn kernel(source: &str) -> wave_isa::Kernel {
-    let (module, _) =
-        wave_isa::module::load_bytes(source.as_bytes(), "loop.wave").unwrap_or_else(|e| panic!("{e}"));
-    module.kernels[0].clone()
+    common::assembled(source, "loop.wave")
 }
 
 fn run(k: &wave_isa::Kernel, w: u32, grid: u32, n: u32, threads: usize) {

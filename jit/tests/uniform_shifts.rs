@@ -53,9 +53,7 @@ const KERNEL: &str = "
 ";
 
 fn kernel() -> wave_isa::Kernel {
-    let (module, _) =
-        wave_isa::module::load_bytes(KERNEL.as_bytes(), "shifts.wave").unwrap_or_else(|e| panic!("{e}"));
-    module.kernels[0].clone()
+    common::assembled(KERNEL, "shifts.wave")
 }
 
 #[test]

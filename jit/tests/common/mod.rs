@@ -51,6 +51,12 @@ pub fn kernel(name: &str, insts: &[Instruction]) -> Kernel {
     build_kernel(meta, &code).expect("test kernel builds")
 }
 
+/// The first kernel of assembly `source` (`name` for its errors).
+pub fn assembled(source: &str, name: &str) -> Kernel {
+    let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), name).unwrap_or_else(|e| panic!("{e}"));
+    module.kernels[0].clone()
+}
+
 /// Byte offset of instruction `index` in `insts` (for call targets).
 pub fn offset_of(insts: &[Instruction], index: usize) -> u32 {
     insts[..index].iter().map(|i| i.size()).sum()
