@@ -399,9 +399,7 @@ impl Translator<'_, '_> {
             self.mark_written(entry);
             return Ok(());
         }
-        let missing = x.len() < scalar_inputs(inst.op);
-        let value = if missing { None } else { self.scalar_form(inst, &x) };
-        let Some(value) = value else {
+        let Some(value) = self.scalar_form(inst, &x) else {
             return Err(JitError::Codegen(format!(
                 "internal: `{}` has no scalar form (byte 0x{pc:x})",
                 inst.op.mnemonic()
@@ -415,37 +413,28 @@ impl Translator<'_, '_> {
     }
 }
 
-/// How many register inputs the scalar form of `op` reads.
-fn scalar_inputs(op: Op) -> usize {
-    match op {
-        Op::Imad => 3,
-        Op::Not | Op::Ineg | Op::Mov => 1,
-        Op::MovImm => 0,
-        _ => 2,
-    }
-}
-
 impl Translator<'_, '_> {
     /// The scalar form of a non-compare op with a scalar form, on the inputs' lane 0 `x` (in
-    /// operand order); `None` for other ops.
+    /// operand order); `None` for other ops (or an input missing).
     fn scalar_form(&mut self, inst: &Instruction, x: &[Value]) -> Option<Value> {
+        let arg = |i: usize| x.get(i).copied();
         let ins = self.b.ins();
         Some(match inst.op {
-            Op::Iadd => ins.iadd(x[0], x[1]),
-            Op::Isub => ins.isub(x[0], x[1]),
-            Op::Imul => ins.imul(x[0], x[1]),
+            Op::Iadd => ins.iadd(arg(0)?, arg(1)?),
+            Op::Isub => ins.isub(arg(0)?, arg(1)?),
+            Op::Imul => ins.imul(arg(0)?, arg(1)?),
             Op::Imad => {
-                let m = ins.imul(x[0], x[1]);
-                self.b.ins().iadd(m, x[2])
+                let m = ins.imul(arg(0)?, arg(1)?);
+                self.b.ins().iadd(m, arg(2)?)
             }
-            Op::Imin => ins.smin(x[0], x[1]),
-            Op::Imax => ins.smax(x[0], x[1]),
-            Op::And => ins.band(x[0], x[1]),
-            Op::Or => ins.bor(x[0], x[1]),
-            Op::Xor => ins.bxor(x[0], x[1]),
-            Op::Not => ins.bnot(x[0]),
-            Op::Ineg => ins.ineg(x[0]),
-            Op::Mov => x[0],
+            Op::Imin => ins.smin(arg(0)?, arg(1)?),
+            Op::Imax => ins.smax(arg(0)?, arg(1)?),
+            Op::And => ins.band(arg(0)?, arg(1)?),
+            Op::Or => ins.bor(arg(0)?, arg(1)?),
+            Op::Xor => ins.bxor(arg(0)?, arg(1)?),
+            Op::Not => ins.bnot(arg(0)?),
+            Op::Ineg => ins.ineg(arg(0)?),
+            Op::Mov => arg(0)?,
             Op::MovImm => ins.iconst(I32, inst.imm as i32 as i64),
             _ => return None,
         })
@@ -463,8 +452,8 @@ impl Translator<'_, '_> {
     /// values and constants then reach memory ops as scalars, and the vector arithmetic that
     /// only fed them is dead code. Not in chunk-major loops (shadows cover them there).
     pub fn note_scalar_forms(&mut self, inst: &Instruction, result: &[Value]) {
-        if !super::rules::has_scalar_form(inst.op) || self.bailout.is_some() || int_compare(inst.op).is_some()
-        {
+        // (Compares write predicates: `scalar_form` gives them none.)
+        if !super::rules::has_scalar_form(inst.op) || self.bailout.is_some() {
             return;
         }
         let inputs: Vec<Vec<Value>> = inst
@@ -472,9 +461,6 @@ impl Translator<'_, '_> {
             .filter(|(spec, _)| spec.role == Role::Use && spec.kind == Kind::Reg)
             .map(|(spec, _)| self.reg(inst.slot_value(spec.slot)))
             .collect();
-        if inputs.len() < scalar_inputs(inst.op) {
-            return;
-        }
         for (k, &v) in result.iter().enumerate() {
             let x: Option<Vec<Value>> =
                 inputs.iter().map(|vectors| self.shadows.lane0.get(&vectors[k]).copied()).collect();

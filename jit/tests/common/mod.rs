@@ -117,7 +117,19 @@ pub fn check_all_widths(kernel: &Kernel, base: &Dispatch, device_size: u64) {
 }
 
 pub fn check(kernel: &Kernel, d: &Dispatch, device_size: u64) {
-    let (ra, rb, ma, mb) = run_both(kernel, d, device_size, 7 + d.wave_width as u64);
+    let both = run_both(kernel, d, device_size, 7 + d.wave_width as u64);
+    assert_same(kernel, d, both);
+}
+
+/// [`check`], where the run must also reach its end (no fault, no limit) on the interpreter.
+pub fn check_completes(kernel: &Kernel, d: &Dispatch, device_size: u64) {
+    let both = run_both(kernel, d, device_size, 7 + d.wave_width as u64);
+    assert_eq!(both.0, Ok(()), "kernel {} W={}: the interpreter's run", kernel.meta.name, d.wave_width);
+    assert_same(kernel, d, both);
+}
+
+/// Both engines' results and memories are the same.
+fn assert_same(kernel: &Kernel, d: &Dispatch, (ra, rb, ma, mb): BothRuns) {
     assert_eq!(ra, rb, "kernel {} W={}: results differ", kernel.meta.name, d.wave_width);
     if let Some(i) = (0..ma.len()).find(|&i| ma[i] != mb[i]) {
         let w = i & !3;
