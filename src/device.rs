@@ -311,7 +311,9 @@ impl Device {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let memory = wave_runtime::Device::new(config.memory)?;
         let engine = match config.engine {
-            EngineKind::Jit => EngineImpl::Jit(wave_jit_codegen::jit_engine()),
+            // The JIT itself, always: a launch never silently runs on the interpreter (the
+            // CLI's default engine interprets small dispatches and kernels the JIT declines).
+            EngineKind::Jit => EngineImpl::Jit(wave_jit_codegen::JitEngine::strict()),
             EngineKind::Interpreter => EngineImpl::Interpreter(Interpreter::new()),
         };
         Ok(Device {
@@ -525,17 +527,13 @@ impl Device {
             unchecked: config.unchecked,
             ..Dispatch::default()
         };
-        match &self.engine {
-            EngineImpl::Jit(jit) => {
-                let counts = jit.run_counted(kernel.ir(), &dispatch, &mut self.memory)?;
-                let stats = Stats { workgroups: counts.workgroups, waves: counts.waves, ..Stats::default() };
-                Ok(LaunchReport { stats, compile_time: Duration::from_nanos(counts.compile_ns) })
-            }
-            EngineImpl::Interpreter(interp) => {
-                let stats = interp.run(kernel.ir(), &dispatch, &mut self.memory)?;
-                Ok(LaunchReport { stats, compile_time: Duration::ZERO })
-            }
-        }
+        let engine: &dyn Engine = match &self.engine {
+            EngineImpl::Jit(jit) => jit,
+            EngineImpl::Interpreter(interp) => interp,
+        };
+        let report = engine.run(kernel.ir(), &dispatch, &mut self.memory)?;
+        let compile_time = report.compile.filter(|c| c.compiled_now).map_or(Duration::ZERO, |c| c.first_code);
+        Ok(LaunchReport { stats: report.stats, compile_time })
     }
 
     /// `buffer` is one of this device's live buffers.

@@ -134,7 +134,7 @@ impl Kernel {
     }
 
     /// The kernel's statement tree, for the crates underneath.
-    pub fn ir(&self) -> &wave_isa::Kernel {
+    pub fn ir(&self) -> &wave_isa::ValidKernel {
         &self.module.kernels[self.index]
     }
 }

@@ -7,7 +7,7 @@ use wave_gpu_backends::ops::{lowering, Lowering};
 use wave_gpu_backends::{write, EmitError, Options, Target};
 use wave_isa::ir::{build_kernel, KernelMeta};
 use wave_isa::opcodes::{Class, Kind, Op, OPS};
-use wave_isa::{Instruction, Kernel};
+use wave_isa::{Instruction, ValidKernel};
 use wave_jit::codegen::JitEngine;
 use wave_jit::runtime::semantics::lane_fn;
 use wave_jit::runtime::{Device, Dispatch, Engine, Interpreter};
@@ -52,11 +52,12 @@ fn sample(op: Op) -> Instruction {
     inst
 }
 
-fn kernel(inst: &Instruction) -> Kernel {
+fn kernel(inst: &Instruction) -> ValidKernel {
     let mut code = Vec::new();
     inst.encode_into(&mut code);
     let meta = KernelMeta { name: "one".into(), registers: 64, local_memory: 4096, workgroup_size: [0; 3] };
-    build_kernel(meta, &code).expect("a sample instruction builds")
+    let kernel = build_kernel(meta, &code).expect("a sample instruction builds");
+    ValidKernel::new(kernel).expect("a sample instruction is valid")
 }
 
 #[test]

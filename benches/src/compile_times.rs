@@ -5,7 +5,7 @@
 use crate::kernels;
 use std::time::Duration;
 use wave_isa::module::Module;
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 use wave_jit_codegen::Tiers;
 
 /// One kernel to compile.
@@ -13,7 +13,7 @@ use wave_jit_codegen::Tiers;
 pub struct Subject {
     /// `bench/<file>:<kernel>` or `conformance/<path>:<kernel>`.
     pub label: String,
-    pub kernel: Kernel,
+    pub kernel: ValidKernel,
     /// Threads per workgroup it is dispatched with (its `.workgroup_size`, else the
     /// conformance header's `@workgroup`).
     pub workgroup: [u32; 3],

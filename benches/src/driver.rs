@@ -139,7 +139,10 @@ fn threads_text(run: &RunOptions) -> String {
 /// cached compilation reports the time it took when it was made): until the first runnable
 /// code, and, for a kernel compiled in two tiers, until the optimized code took over (this
 /// waits for it, so what runs next is the optimized code).
-pub fn jit_compile_time(kernel: &wave_isa::Kernel, run: &RunOptions) -> Result<(Duration, Tiers), String> {
+pub fn jit_compile_time(
+    kernel: &wave_isa::ValidKernel,
+    run: &RunOptions,
+) -> Result<(Duration, Tiers), String> {
     let flags = wave_jit_codegen::Flags {
         width: run.wave_width,
         checked: !run.unchecked,
@@ -158,7 +161,7 @@ pub fn jit_compile_time(kernel: &wave_isa::Kernel, run: &RunOptions) -> Result<(
 fn compile_time_line(
     out: &mut String,
     name: &str,
-    kernel: Result<wave_isa::Kernel, BenchError>,
+    kernel: Result<wave_isa::ValidKernel, BenchError>,
     run: &RunOptions,
 ) {
     let text = match kernel.map_err(|e| e.to_string()).and_then(|k| jit_compile_time(&k, run)) {

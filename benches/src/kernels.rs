@@ -2,7 +2,7 @@
 
 use crate::BenchError;
 use wave_isa::module::Module;
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 
 /// One output per thread.
 pub const GEMM_NAIVE: &str = include_str!("../kernels/gemm_naive.wave");
@@ -42,7 +42,7 @@ pub const ALL_SOURCES: [(&str, &str); 13] = [
 ];
 
 /// Assemble `source` and return its kernel called `name`.
-pub fn load(source: &str, file_name: &str, name: &str) -> Result<Kernel, BenchError> {
+pub fn load(source: &str, file_name: &str, name: &str) -> Result<ValidKernel, BenchError> {
     let assembled = wave_isa::asm::assemble(source, file_name)
         .map_err(|d| BenchError::Kernel(format!("{file_name}: {d}")))?;
     let module =
@@ -69,7 +69,7 @@ impl GemmKernel {
         }
     }
 
-    pub fn kernel(self) -> Result<Kernel, BenchError> {
+    pub fn kernel(self) -> Result<ValidKernel, BenchError> {
         match self {
             GemmKernel::Naive => load(GEMM_NAIVE, "gemm_naive.wave", "gemm_naive"),
             GemmKernel::Tiled => load(GEMM_TILED, "gemm_tiled.wave", "gemm_tiled"),

@@ -8,7 +8,7 @@ use crate::BenchError;
 use half::f16;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 use wave_jit_codegen::difftest::rng::SplitMix64;
 use wave_runtime::{Device, Dispatch, Engine};
 
@@ -84,7 +84,7 @@ pub(crate) fn u32_bytes(values: &[u32]) -> Vec<u8> {
 pub fn time_steps(
     engine: &dyn Engine,
     device: &mut Device,
-    steps: &[(&Kernel, Dispatch)],
+    steps: &[(&ValidKernel, Dispatch)],
     reset: &mut dyn FnMut(&mut Device) -> Result<(), BenchError>,
     repeat: Repeat,
 ) -> Result<Timing, BenchError> {

@@ -107,7 +107,7 @@ struct BuildFailure {
 
 /// Assemble `source`, pass it through the container the header asks for, and load the kernel
 /// the header names (the first one by default).
-fn build_kernel(program: &Program, header: &Header) -> Result<wave_isa::Kernel, BuildFailure> {
+fn build_kernel(program: &Program, header: &Header) -> Result<wave_isa::ValidKernel, BuildFailure> {
     use wave_isa::module::Module;
     let assembled = wave_isa::asm::assemble(program.source, program.path)
         .map_err(|d| BuildFailure { class: ErrorClass::Assemble, message: d.to_string() })?;
@@ -222,7 +222,7 @@ fn classify(kind: &wave_runtime::RunErrorKind) -> Option<ErrorClass> {
     })
 }
 
-fn run_at_width(engine: &dyn Engine, kernel: &wave_isa::Kernel, header: &Header, width: u32) -> Outcome {
+fn run_at_width(engine: &dyn Engine, kernel: &wave_isa::ValidKernel, header: &Header, width: u32) -> Outcome {
     let mut device = match Device::new(header.device_memory) {
         Ok(d) => d,
         Err(e) => {

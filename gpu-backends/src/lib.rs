@@ -1,5 +1,5 @@
 //! GPU source writers over the WAVE IR (naga style): one writer per target, each reading a
-//! [`wave_isa::Kernel`] statement tree and returning source text.
+//! validated statement tree ([`wave_isa::ValidKernel`]) and returning source text.
 //!
 //! - [`Target::Ptx`]: PTX assembly (`.version 7.8`, `.target sm_75`, 64-bit addresses).
 //! - [`Target::Hip`]: HIP C++ for `hipcc`/clang (wave width = `warpSize`).
@@ -28,7 +28,7 @@ mod walk;
 pub use error::EmitError;
 
 use std::fmt;
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 
 /// The GPU language to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -110,14 +110,14 @@ pub fn host_helpers_source() -> String {
 }
 
 /// Write `kernel` as source text for `target`.
-pub fn write(kernel: &Kernel, target: Target, opts: &Options) -> Result<String, EmitError> {
+pub fn write(kernel: &ValidKernel, target: Target, opts: &Options) -> Result<String, EmitError> {
     write_module(&[(kernel, opts)], target)
 }
 
 /// Write several kernels into one source file (shared header and helpers once). Every kernel
 /// needs its own entry name ([`Options::entry_name`] or distinct kernel names), and HIP and
 /// SYCL kernels of one file share one wave-width setting.
-pub fn write_module(kernels: &[(&Kernel, &Options)], target: Target) -> Result<String, EmitError> {
+pub fn write_module(kernels: &[(&ValidKernel, &Options)], target: Target) -> Result<String, EmitError> {
     let mut out = String::new();
     let mut first: Option<plan::Plan> = None;
     let mut names = std::collections::HashSet::new();

@@ -1,13 +1,14 @@
 //! Facts about a kernel that every writer needs, gathered once: registers and MMA fragments
 //! used, local memory size, the wave width, the entry name, and the checks that reject what a
-//! target cannot express (f64 on Metal, recursive calls, `break` outside a loop, kernels too
-//! large once calls are inlined).
+//! target cannot express (f64 on Metal, kernels too large once calls are inlined). The rest
+//! (no recursion, call chains within the limit, `break` only in a loop) holds for every
+//! kernel a writer gets: it takes only validated ones.
 
 use crate::{EmitError, Options, Target, DEFAULT_LOCAL_MEMORY};
 use std::collections::BTreeSet;
-use wave_isa::ir::{Block, StmtKind, MAX_CALL_DEPTH};
+use wave_isa::ir::StmtKind;
 use wave_isa::opcodes::{Class, Frag, Kind, Op};
-use wave_isa::{Instruction, Kernel};
+use wave_isa::{Instruction, ValidKernel};
 
 /// The most instructions a kernel may have once its calls are inlined
 /// ([`wave_isa::analysis::inlined_instructions`]) for a writer to write it: every writer
@@ -37,7 +38,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn new(kernel: &Kernel, target: Target, opts: &Options) -> Result<Plan, EmitError> {
+    pub fn new(kernel: &ValidKernel, target: Target, opts: &Options) -> Result<Plan, EmitError> {
         let wave_width = match (opts.wave_width, target) {
             (Some(w), _) if !target.wave_widths().contains(&w) => {
                 return Err(EmitError::WaveWidth { target, width: w, supported: target.wave_widths() })
@@ -53,7 +54,7 @@ impl Plan {
         kernel.walk(&mut |_, stmt, _| {
             let StmtKind::Op(inst) = &stmt.kind else { return };
             let op = inst.op;
-            if target == Target::Metal && first_error.is_none() && uses_f64(op) {
+            if target == Target::Metal && first_error.is_none() && op.uses_f64() {
                 first_error = Some(EmitError::op(target, "f64", op, stmt.offset));
             }
             uses_local |=
@@ -82,11 +83,9 @@ impl Plan {
         if let Some(e) = first_error {
             return Err(e);
         }
-        for func in &kernel.funcs {
-            check_loops(&func.body, false, target)?;
-        }
-        // Before walking the call tree, whose size this is.
-        let inlined = wave_isa::analysis::inlined_instructions(kernel);
+        // Before walking the call tree, whose size this is. (Validation ruled out recursion,
+        // call chains deeper than the limit, and `break` outside a loop.)
+        let inlined = kernel.info().inlined_instructions;
         if inlined > MAX_INLINED_INSTRUCTIONS {
             return Err(EmitError::TooLarge {
                 target,
@@ -95,7 +94,6 @@ impl Plan {
                 limit: MAX_INLINED_INSTRUCTIONS,
             });
         }
-        check_calls(kernel, 0, &mut vec![0], target)?;
         let local = if kernel.meta.local_memory > 0 {
             kernel.meta.local_memory
         } else {
@@ -125,11 +123,6 @@ impl Plan {
         let id = inst.fragment(table).unwrap_or(0);
         self.fragments.iter().position(|&f| f == (table, id)).unwrap_or(0)
     }
-}
-
-/// Whether an op computes with or converts f64 values.
-pub fn uses_f64(op: Op) -> bool {
-    op.class() == Class::Double || matches!(op, Op::CvtF32F64 | Op::CvtF64F32)
 }
 
 /// The kernel name as a C/PTX identifier (`wave_` in front when it would not be one).
@@ -172,66 +165,4 @@ pub fn entry_name(name: &str) -> String {
         s.insert_str(0, "wave_");
     }
     s
-}
-
-fn check_loops(block: &Block, in_loop: bool, target: Target) -> Result<(), EmitError> {
-    for stmt in block {
-        match &stmt.kind {
-            StmtKind::Break { .. } | StmtKind::Continue { .. } if !in_loop => {
-                let what = if matches!(stmt.kind, StmtKind::Break { .. }) { "break" } else { "continue" };
-                return Err(EmitError::Unsupported {
-                    target,
-                    what: format!("`{what}` outside a loop at offset 0x{:x}", stmt.offset),
-                });
-            }
-            StmtKind::If { then_body, else_body, .. } => {
-                check_loops(then_body, in_loop, target)?;
-                check_loops(else_body, in_loop, target)?;
-            }
-            StmtKind::Loop { body, .. } => check_loops(body, true, target)?,
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Calls are inlined: reject recursion and chains deeper than the WAVE call-depth limit.
-fn check_calls(
-    kernel: &Kernel,
-    func: usize,
-    stack: &mut Vec<usize>,
-    target: Target,
-) -> Result<(), EmitError> {
-    let mut callees = Vec::new();
-    wave_isa::ir::walk_block(&kernel.funcs[func].body, 0, &mut |s, _| {
-        if let StmtKind::Call { func, target } = s.kind {
-            callees.push((func, target, s.offset));
-        }
-    });
-    for (callee, call_target, offset) in callees {
-        if stack.contains(&callee) {
-            return Err(EmitError::Unsupported {
-                target,
-                what: format!(
-                    "recursive call to 0x{call_target:x} at offset 0x{offset:x} (calls are inlined)"
-                ),
-            });
-        }
-        if stack.len() as u32 > MAX_CALL_DEPTH {
-            return Err(EmitError::Unsupported {
-                target,
-                what: format!("call chain deeper than {MAX_CALL_DEPTH} at offset 0x{offset:x}"),
-            });
-        }
-        if callee >= kernel.funcs.len() {
-            return Err(EmitError::Unsupported {
-                target,
-                what: format!("call to unknown function {callee}"),
-            });
-        }
-        stack.push(callee);
-        check_calls(kernel, callee, stack, target)?;
-        stack.pop();
-    }
-    Ok(())
 }

@@ -147,6 +147,7 @@ impl<S: Syntax> Walker<'_, S> {
                     let (keyword, flag) = match (&stmt.kind, frame.lp) {
                         (StmtKind::Break { .. }, Some((brk, _))) => ("break", brk),
                         (_, Some((_, cnt))) => ("continue", cnt),
+                        // Validation rules this out.
                         (_, None) => {
                             let what = format!("break/continue outside a loop at offset 0x{:x}", stmt.offset);
                             return Err(EmitError::Unsupported { target: self.target, what });

@@ -19,14 +19,14 @@ use std::sync::Mutex;
 use std::time::Instant;
 use wave_conformance::header::{parse_header, Header};
 use wave_gpu_backends::{write_module, Options, Target};
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter};
 
 /// One kernel to check.
 struct Case {
     /// Program path (and kernel name for multi-kernel examples).
     name: String,
-    kernel: Kernel,
+    kernel: ValidKernel,
     /// The conformance header; `None` for examples (compiled only).
     header: Option<Header>,
 }

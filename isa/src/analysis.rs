@@ -1,4 +1,5 @@
-//! Analyses over a kernel tree: summary facts ([`kernel_info`]), the call graph
+//! Analyses over a kernel tree: summary facts ([`KernelInfo`], which the validator returns),
+//! the call graph
 //! ([`call_graph`]), the size of the code with every call inlined ([`inlined_instructions`])
 //! and, for the JIT, uniformity and lane-affine values ([`uniformity`]).
 
@@ -8,10 +9,11 @@ mod uniformity;
 pub use uniformity::{uniformity, uniformity_with, StmtUniformity, Uniformity, UniformityOptions, Value};
 
 use crate::ir::{walk_block, FuncId, Kernel, StmtKind, MAX_CALL_DEPTH};
-use crate::opcodes::{Class, Kind};
+use crate::opcodes::{Class, Kind, Op};
 use std::collections::BTreeSet;
 
-/// Summary facts about one kernel, for `check`, statistics, the runtime and the writers.
+/// Summary facts about one kernel, learned by [`crate::validate::validate`]: for `info`,
+/// the runtime, the JIT and the writers (through [`crate::validate::ValidKernel::info`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelInfo {
     pub name: String,
@@ -28,7 +30,11 @@ pub struct KernelInfo {
     /// Deepest if/loop nesting (0 = straight-line code).
     pub max_nesting_depth: u32,
     pub uses_barriers: bool,
+    pub uses_loops: bool,
     pub uses_atomics: bool,
+    /// Local stores, local atomics or `mma_store_c`: whether the kernel may write local
+    /// memory (otherwise it reads zeros only).
+    pub writes_local_memory: bool,
     pub uses_wave_ops: bool,
     /// Half or bfloat16 arithmetic, or a conversion to/from f16/bf16.
     pub uses_f16_bf16: bool,
@@ -41,10 +47,13 @@ pub struct KernelInfo {
     /// Instructions once every call is inlined ([`inlined_instructions`]): what the JIT and
     /// the GPU writers turn into code.
     pub inlined_instructions: u64,
+    /// The call graph ([`call_graph`]): acyclic and at most [`MAX_CALL_DEPTH`] deep.
+    pub call_graph: Vec<Vec<CallSite>>,
 }
 
-/// Compute [`KernelInfo`]. Instruction facts come from the opcode table's classes.
-pub fn kernel_info(kernel: &Kernel) -> KernelInfo {
+/// Compute [`KernelInfo`] (the validator does, once its rules hold). Instruction facts come
+/// from the opcode table.
+pub(crate) fn kernel_info(kernel: &Kernel, call_graph: Vec<Vec<CallSite>>) -> KernelInfo {
     let meta = &kernel.meta;
     let mut info = KernelInfo {
         name: meta.name.clone(),
@@ -55,7 +64,9 @@ pub fn kernel_info(kernel: &Kernel) -> KernelInfo {
         instruction_count: 0,
         max_nesting_depth: 0,
         uses_barriers: false,
+        uses_loops: false,
         uses_atomics: false,
+        writes_local_memory: false,
         uses_wave_ops: false,
         uses_f16_bf16: false,
         uses_f64: false,
@@ -63,6 +74,7 @@ pub fn kernel_info(kernel: &Kernel) -> KernelInfo {
         uses_calls: false,
         functions: kernel.funcs.len() as u32,
         inlined_instructions: inlined_instructions(kernel),
+        call_graph,
     };
     // Functions may share code (a call into the middle of the entry), so count offsets.
     let mut offsets = BTreeSet::new();
@@ -76,25 +88,22 @@ pub fn kernel_info(kernel: &Kernel) -> KernelInfo {
                 offsets.insert(*end_offset);
             }
             StmtKind::Loop { end_offset, .. } => {
+                info.uses_loops = true;
                 offsets.insert(*end_offset);
             }
             StmtKind::Barrier => info.uses_barriers = true,
             StmtKind::Call { .. } => info.uses_calls = true,
             StmtKind::Op(inst) => {
-                let mnemonic = inst.op.mnemonic();
-                let converts = |ty: &str| {
-                    inst.op.class() == Class::Convert && mnemonic.split('_').any(|part| part == ty)
-                };
+                info.writes_local_memory |= matches!(inst.op.class(), Class::LocalStore | Class::LocalAtomic)
+                    || inst.op == Op::MmaStoreC;
                 match inst.op.class() {
                     Class::LocalAtomic | Class::DeviceAtomic => info.uses_atomics = true,
                     Class::Wave => info.uses_wave_ops = true,
-                    Class::Half | Class::BFloat => info.uses_f16_bf16 = true,
-                    Class::Double => info.uses_f64 = true,
                     Class::Mma => info.uses_mma = true,
                     _ => {}
                 }
-                info.uses_f16_bf16 |= converts("f16") || converts("bf16");
-                info.uses_f64 |= converts("f64");
+                info.uses_f16_bf16 |= inst.op.uses_f16_bf16();
+                info.uses_f64 |= inst.op.uses_f64();
                 for (spec, _) in inst.operands() {
                     let span = spec.kind.register_span();
                     let value = inst.slot_value(spec.slot);
@@ -139,7 +148,7 @@ pub fn inlined_instructions(kernel: &Kernel) -> u64 {
         });
         count
     };
-    // Most kernels have no calls: one walk (dispatches ask for this, through `kernel_info`).
+    // Most kernels have no calls: one walk (the validator asks for this for every kernel).
     if let [entry] = kernel.funcs.as_slice() {
         return own_size(entry);
     }
@@ -218,20 +227,30 @@ f:
 .kernel plain
     iadd r1, r2, r3
 .end
+.kernel stores
+    local_store_u32 r1, r2
+    cvt_bf16_f32 r3, r4
+.end
 ";
         let (module, _) = load_bytes(source.as_bytes(), "k.wave").unwrap_or_else(|e| panic!("{e}"));
-        let info = kernel_info(&module.kernels[0]);
+        let info = module.kernels[0].info();
         assert_eq!((info.registers, info.local_memory, info.registers_used), (40, 64, 32));
         // mov_sr, loop, if, dadd, endif, break, endloop, call, halt; f: 4 more.
         assert_eq!(info.instruction_count, 13);
         assert_eq!(info.max_nesting_depth, 2);
         assert_eq!(info.functions, 2);
         assert!(info.uses_f64 && info.uses_f16_bf16 && info.uses_atomics && info.uses_barriers);
-        assert!(info.uses_calls && !info.uses_wave_ops && !info.uses_mma);
-        let plain = kernel_info(&module.kernels[1]);
+        assert!(info.uses_calls && info.uses_loops && !info.uses_wave_ops && !info.uses_mma);
+        // A device atomic writes no local memory.
+        assert!(!info.writes_local_memory);
+        let plain = module.kernels[1].info();
         assert_eq!((plain.instruction_count, plain.max_nesting_depth, plain.registers_used), (1, 0, 4));
         assert!(!plain.uses_f64 && !plain.uses_calls && !plain.uses_barriers && !plain.uses_atomics);
-        assert_eq!(call_graph(&module.kernels[0]), [vec![CallSite { offset: 32, callee: 1 }], vec![]]);
+        assert!(!plain.uses_loops && !plain.writes_local_memory && !plain.uses_f16_bf16);
+        let stores = module.kernels[2].info();
+        assert!(stores.writes_local_memory && stores.uses_f16_bf16 && !stores.uses_f64);
+        assert_eq!(info.call_graph, [vec![CallSite { offset: 32, callee: 1 }], vec![]]);
+        assert_eq!(call_graph(&module.kernels[0]), info.call_graph);
     }
 
     /// A chain of `levels` functions below the entry, each calling the next `fan` times,
@@ -268,7 +287,7 @@ f:
         for _ in 1..8 {
             level = 8 + 4 * level;
         }
-        let info = kernel_info(kernel);
+        let info = kernel.info();
         assert_eq!(inlined_instructions(kernel), 3 + level);
         assert_eq!((info.inlined_instructions, info.instruction_count), (3 + level, 3 + 7 * 8 + 4));
         // Without calls: the instruction count (markers included).
@@ -285,7 +304,7 @@ f:
 .end
 ";
         let (module, _) = load_bytes(plain.as_bytes(), "k.wave").unwrap_or_else(|e| panic!("{e}"));
-        let info = kernel_info(&module.kernels[0]);
+        let info = module.kernels[0].info();
         assert_eq!((info.inlined_instructions, info.instruction_count), (8, 8));
     }
 

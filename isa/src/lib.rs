@@ -23,4 +23,5 @@ pub use instr::{Instruction, Operand, PredRef, StateRef};
 pub use ir::{Block, FuncId, Function, Kernel, KernelMeta, Stmt, StmtKind};
 pub use module::{load_file, LoadError, Module};
 pub use opcodes::{Class, Frag, Kind, Op, Scope, Space, SpecialReg};
+pub use validate::ValidKernel;
 pub use wbin::{WbinFile, WbinKernel};

@@ -3,8 +3,8 @@
 
 use crate::asm::Diagnostics;
 use crate::encoding::{Encoding, EncodingChoice};
-use crate::ir::{build_kernel_in, BuildError, BuildErrorKind, Kernel};
-use crate::validate::{validate, ValidationError};
+use crate::ir::{build_kernel_in, BuildError, BuildErrorKind};
+use crate::validate::{ValidKernel, ValidationError};
 use crate::wbin::{self, WbinError, WbinFile};
 use std::fmt;
 use std::path::Path;
@@ -12,7 +12,7 @@ use std::path::Path;
 /// Every kernel of a file, built and validated, in file order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Module {
-    pub kernels: Vec<Kernel>,
+    pub kernels: Vec<ValidKernel>,
 }
 
 /// Why a file could not be loaded.
@@ -166,12 +166,18 @@ impl Module {
             .iter()
             .map(|k| build_kernel_in(k.meta.clone(), &k.code, file.encoding))
             .collect::<Result<Vec<_>, _>>()?;
-        let errors: Vec<ValidationError> =
-            kernels.iter().filter_map(|k| validate(k).err()).flatten().collect();
+        let mut valid = Vec::with_capacity(kernels.len());
+        let mut errors: Vec<ValidationError> = Vec::new();
+        for kernel in kernels {
+            match ValidKernel::new(kernel) {
+                Ok(kernel) => valid.push(kernel),
+                Err(e) => errors.extend(e),
+            }
+        }
         if !errors.is_empty() {
             return Err(LoadError::new(LoadErrorKind::Invalid(errors)));
         }
-        Ok(Module { kernels })
+        Ok(Module { kernels: valid })
     }
 
     /// Parse a `.wbin` image and load it in whichever encoding its code is in ([`load_wbin`]).
@@ -181,7 +187,7 @@ impl Module {
 
     /// A kernel by name, or by index when the selector is a decimal number that is not also
     /// a kernel's name.
-    pub fn kernel(&self, selector: &str) -> Result<&Kernel, LoadError> {
+    pub fn kernel(&self, selector: &str) -> Result<&ValidKernel, LoadError> {
         let by_name = self.kernels.iter().find(|k| k.meta.name == selector);
         let by_index = || selector.parse::<usize>().ok().and_then(|i| self.kernels.get(i));
         by_name.or_else(by_index).ok_or_else(|| {

@@ -423,6 +423,16 @@ impl Op {
     pub fn is_structural(self) -> bool {
         matches!(self, Op::If | Op::Else | Op::Endif | Op::Loop | Op::Break | Op::Continue | Op::Endloop)
     }
+    /// Whether this op computes with or converts to or from half or bfloat16 values.
+    pub fn uses_f16_bf16(self) -> bool {
+        use Op::*;
+        matches!(self.class(), Class::Half | Class::BFloat)
+            || matches!(self, CvtF32F16 | CvtF16F32 | CvtF32Bf16 | CvtBf16F32)
+    }
+    /// Whether this op computes with or converts to or from f64 values.
+    pub fn uses_f64(self) -> bool {
+        self.class() == Class::Double || matches!(self, Op::CvtF32F64 | Op::CvtF64F32)
+    }
     /// Bytes accessed by a load or store (0 for anything else).
     pub fn access_bytes(self) -> u32 {
         use Op::*;

@@ -10,9 +10,13 @@
 //! - predicate indices ≤ 3, special-register indices < 20.
 //!
 //! A declared register count of 0 means "the runtime's value" (wave-format.md §1.3), so the
-//! register rule is checked at dispatch instead (see [`crate::analysis::KernelInfo`]).
+//! register rule is checked at dispatch instead (see [`KernelInfo::registers_used`]).
+//!
+//! A kernel that passes becomes a [`ValidKernel`], which carries what validation learned
+//! ([`KernelInfo`]). Engines and writers take only valid kernels, so none of them re-checks
+//! these rules or recomputes those facts.
 
-use crate::analysis::{call_graph, CallSite};
+use crate::analysis::{call_graph, kernel_info, CallSite, KernelInfo};
 use crate::instr::{Instruction, PredRef};
 use crate::ir::{FuncId, Kernel, Stmt, StmtKind, MAX_CALL_DEPTH};
 use crate::opcodes::{Kind, SPECIAL_REGISTERS};
@@ -76,20 +80,62 @@ impl fmt::Display for ValidationError {
 
 impl std::error::Error for ValidationError {}
 
-/// Check every rule; on failure return all violations, ordered by offset.
-pub fn validate(kernel: &Kernel) -> Result<(), Vec<ValidationError>> {
+/// Check every rule and return what was learned; on failure return all violations, ordered
+/// by offset.
+pub fn validate(kernel: &Kernel) -> Result<KernelInfo, Vec<ValidationError>> {
+    let graph = call_graph(kernel);
     let mut v = Validator { kernel, errors: Vec::new() };
     for func in &kernel.funcs {
         v.block(&func.body, false);
     }
-    v.calls();
+    v.calls(&graph);
     let mut errors = v.errors;
     if errors.is_empty() {
-        return Ok(());
+        return Ok(kernel_info(kernel, graph));
     }
     errors.sort_by_key(|e| e.offset);
     errors.dedup();
     Err(errors)
+}
+
+/// A kernel that passed [`validate`], and what validation learned about it. The interpreter,
+/// the JIT and the GPU writers take only these: holding one is the proof that every rule of
+/// this module holds, so they neither re-check the rules nor recompute the facts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidKernel {
+    kernel: Kernel,
+    info: KernelInfo,
+}
+
+impl ValidKernel {
+    /// Validate `kernel`.
+    pub fn new(kernel: Kernel) -> Result<ValidKernel, Vec<ValidationError>> {
+        let info = validate(&kernel)?;
+        Ok(ValidKernel { kernel, info })
+    }
+
+    /// What validation learned.
+    pub fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+
+    /// The tree.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// The tree, to change it (it must be validated again to run).
+    pub fn into_kernel(self) -> Kernel {
+        self.kernel
+    }
+}
+
+impl std::ops::Deref for ValidKernel {
+    type Target = Kernel;
+
+    fn deref(&self) -> &Kernel {
+        &self.kernel
+    }
 }
 
 struct Validator<'a> {
@@ -204,8 +250,7 @@ impl Validator<'_> {
     }
 
     /// Recursion and call depth, over the call graph.
-    fn calls(&mut self) {
-        let graph = call_graph(self.kernel);
+    fn calls(&mut self, graph: &[Vec<CallSite>]) {
         let name = |f: FuncId| -> String {
             match f {
                 0 => "entry".to_string(),

@@ -128,7 +128,6 @@ proptest! {
         for encoding in [Encoding::Current, Encoding::Legacy012] {
             if let Ok(kernel) = build_kernel_in(meta.clone(), &code, encoding) {
                 let _ = validate(&kernel);
-                let _ = wave_isa::analysis::kernel_info(&kernel);
                 let _ = wave_isa::analysis::uniformity(&kernel);
             }
             let file = WbinFile { kernels: vec![WbinKernel { meta: meta.clone(), code: code.clone() }], encoding };
@@ -144,7 +143,6 @@ proptest! {
         prop_assert!(decode_code("k", &code).is_ok());
         if let Ok(kernel) = build_kernel(meta.clone(), &code) {
             let _ = validate(&kernel);
-            let _ = wave_isa::analysis::kernel_info(&kernel);
             let _ = wave_isa::analysis::uniformity(&kernel);
         }
         let file = WbinFile { kernels: vec![WbinKernel { meta, code }], ..Default::default() };

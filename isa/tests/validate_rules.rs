@@ -55,7 +55,7 @@ fn valid_kernel_passes() {
             inst(Op::Halt),
         ],
     );
-    assert_eq!(validate(&k), Ok(()));
+    assert_eq!(validate(&k).map(|info| info.max_nesting_depth), Ok(2));
 }
 
 #[test]
@@ -126,7 +126,10 @@ fn call_chain(depth: u32) -> Vec<Instruction> {
 
 #[test]
 fn call_depth_limit() {
-    assert_eq!(validate(&kernel_with(32, &call_chain(MAX_CALL_DEPTH))), Ok(()));
+    let info = validate(&kernel_with(32, &call_chain(MAX_CALL_DEPTH))).expect("valid");
+    // The entry and one function per level, each calling the next.
+    assert_eq!(info.functions, MAX_CALL_DEPTH + 1);
+    assert!(info.call_graph[..MAX_CALL_DEPTH as usize].iter().all(|calls| calls.len() == 1));
     let e = errors(&call_chain(MAX_CALL_DEPTH + 1));
     assert_eq!(e.len(), 1, "{e:?}");
     assert_eq!((e[0].rule, e[0].offset), (Rule::CallDepth, 0));
@@ -195,7 +198,7 @@ fn registers_are_checked_against_small_counts_and_not_when_unset() {
     assert_eq!(e.len(), 1);
     assert!(e[0].message.starts_with("r8 used"), "{}", e[0].message);
     // `.registers 0` means "the runtime's value": checked at dispatch instead.
-    assert_eq!(validate(&kernel_with(0, &code)), Ok(()));
+    assert_eq!(validate(&kernel_with(0, &code)).map(|info| info.registers_used), Ok(9));
 }
 
 #[test]
@@ -242,5 +245,5 @@ fn deep_nesting_is_valid() {
         insts.push(inst(Op::Endif));
         insts.push(inst(Op::Endloop));
     }
-    assert_eq!(validate(&kernel_with(32, &insts)), Ok(()));
+    assert_eq!(validate(&kernel_with(32, &insts)).map(|info| info.max_nesting_depth), Ok(200));
 }

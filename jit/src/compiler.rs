@@ -17,7 +17,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use wave_isa::{Kernel, StmtKind};
+use wave_isa::{Kernel, StmtKind, ValidKernel};
+pub use wave_runtime::Tiers;
 
 /// The compiled entry: runs one wave to its end (or to an error); returns a `ctx::status`.
 pub type WaveFn = unsafe extern "C" fn(*mut WaveCtx) -> u32;
@@ -39,7 +40,8 @@ pub struct Compiled {
     pub lazy: LazyLoops,
     /// Whether the kernel has barriers (waves then run as fibers).
     pub has_barrier: bool,
-    /// Whether the kernel may write local memory ([`writes_local_memory`]).
+    /// Whether the kernel may write local memory (otherwise its local buffer, zeroed when
+    /// made, needs no zeroing between workgroups).
     pub writes_local: bool,
     /// Time until the first runnable code: translation and the first tier.
     pub compile_time: Duration,
@@ -135,19 +137,6 @@ fn mib(bytes: usize) -> String {
     format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
 }
 
-/// How a kernel's entry code came to be (see [`Compiled`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Tiers {
-    /// Compiled optimized at once.
-    One,
-    /// Quick first; the optimized code is still compiling.
-    Pending,
-    /// Quick first; the optimized code took over this long after the compile began.
-    OptimizedAfter(Duration),
-    /// Quick only, and why.
-    QuickOnly(String),
-}
-
 /// How entry functions are compiled (see [`Compiled`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tiering {
@@ -198,7 +187,7 @@ unsafe impl Sync for ModuleOwner {}
 struct CacheEntry {
     hash: u64,
     flags: Flags,
-    kernel: Kernel,
+    kernel: ValidKernel,
     /// Errors too: a kernel declined for its frame is not compiled again at every dispatch.
     compiled: Result<Arc<Compiled>, JitError>,
 }
@@ -240,8 +229,8 @@ pub fn instruction_limit(width: u32) -> u64 {
 }
 
 /// [`JitError::TooLarge`] for a kernel beyond [`instruction_limit`] at `width`.
-pub fn check_size(kernel: &Kernel, width: u32) -> Result<(), JitError> {
-    let inlined = wave_isa::analysis::inlined_instructions(kernel);
+pub fn check_size(kernel: &ValidKernel, width: u32) -> Result<(), JitError> {
+    let inlined = kernel.info().inlined_instructions;
     let limit = instruction_limit(width);
     if inlined <= limit {
         return Ok(());
@@ -253,12 +242,12 @@ pub fn check_size(kernel: &Kernel, width: u32) -> Result<(), JitError> {
 }
 
 /// The compiled code for `kernel` at `flags`, from the cache or freshly compiled.
-pub fn compile(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+pub fn compile(kernel: &ValidKernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
     compile_or_reuse(kernel, flags).map(|(compiled, _)| compiled)
 }
 
 /// [`compile`], also telling whether this call compiled the code (false: it came from the cache).
-pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>, bool), JitError> {
+pub fn compile_or_reuse(kernel: &ValidKernel, flags: Flags) -> Result<(Arc<Compiled>, bool), JitError> {
     // Counting for `--stats` is done by the budget's accounting.
     let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
     let hash = kernel_hash(kernel);
@@ -278,7 +267,7 @@ pub fn compile_or_reuse(kernel: &Kernel, flags: Flags) -> Result<(Arc<Compiled>,
 /// Compile `kernel` at `flags` afresh, bypassing the cache (neither looked up nor filled): what
 /// [`compile`] does on a cache miss, for measuring compile times. A kernel compiled in two
 /// tiers still gets its optimized tier in the background ([`Compiled::wait_optimized`]).
-pub fn compile_fresh(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+pub fn compile_fresh(kernel: &ValidKernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
     compile_fresh_tiers(kernel, flags, true)
 }
 
@@ -286,11 +275,15 @@ pub fn compile_fresh(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, Jit
 /// is the first tier the compile would start with (the quick one for a large entry function,
 /// [`Tiers::QuickOnly`] then). For measuring the time to the first runnable code without
 /// leaving a compile running.
-pub fn compile_first_tier(kernel: &Kernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
+pub fn compile_first_tier(kernel: &ValidKernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
     compile_fresh_tiers(kernel, flags, false)
 }
 
-fn compile_fresh_tiers(kernel: &Kernel, flags: Flags, background: bool) -> Result<Arc<Compiled>, JitError> {
+fn compile_fresh_tiers(
+    kernel: &ValidKernel,
+    flags: Flags,
+    background: bool,
+) -> Result<Arc<Compiled>, JitError> {
     let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
     check_size(kernel, flags.width)?;
     let (compiled, optimized) = compile_uncached(kernel, flags, background)?;
@@ -303,7 +296,7 @@ fn compile_fresh_tiers(kernel: &Kernel, flags: Flags, background: bool) -> Resul
 }
 
 /// Whether code for `kernel` and `flags` is in the compile cache (compiled, or declined).
-pub fn is_cached(kernel: &Kernel, flags: Flags) -> bool {
+pub fn is_cached(kernel: &ValidKernel, flags: Flags) -> bool {
     let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
     let hash = kernel_hash(kernel);
     let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
@@ -319,13 +312,12 @@ pub const INTERPRET_BELOW_LANE_INSTRUCTIONS: u64 = 1 << 20;
 /// Why a dispatch of `threads` threads is better interpreted than compiled, or `None`: its
 /// code has no loop (so its size bounds its work) and the work is small. A loop's trip count
 /// is unknown before it runs, so kernels with loops are always compiled.
-pub fn small_dispatch(kernel: &Kernel, threads: u64) -> Option<String> {
-    let mut loops = false;
-    kernel.walk(&mut |_, s, _| loops |= matches!(s.kind, StmtKind::Loop { .. }));
-    if loops {
+pub fn small_dispatch(kernel: &ValidKernel, threads: u64) -> Option<String> {
+    let info = kernel.info();
+    if info.uses_loops {
         return None;
     }
-    let work = threads.saturating_mul(wave_isa::analysis::inlined_instructions(kernel));
+    let work = threads.saturating_mul(info.inlined_instructions);
     (work < INTERPRET_BELOW_LANE_INSTRUCTIONS)
         .then(|| format!("a small dispatch ({work} lane-instructions, no loop): interpreted, not compiled"))
 }
@@ -361,28 +353,6 @@ pub fn host_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
         .clone()
 }
 
-/// Whether a kernel may write local memory (stores, atomics, `mma_store_c`): otherwise its
-/// local buffer, zeroed when made, needs no zeroing between workgroups.
-pub fn writes_local_memory(kernel: &Kernel) -> bool {
-    let mut found = false;
-    kernel.walk(&mut |_, s, _| {
-        if let StmtKind::Op(i) = &s.kind {
-            found |= matches!(
-                i.op.class(),
-                wave_isa::opcodes::Class::LocalStore | wave_isa::opcodes::Class::LocalAtomic
-            ) || i.op == wave_isa::Op::MmaStoreC;
-        }
-    });
-    found
-}
-
-/// Whether a kernel contains a barrier anywhere (its waves then need fibers).
-pub fn has_barrier(kernel: &Kernel) -> bool {
-    let mut found = false;
-    kernel.walk(&mut |_, s, _| found |= matches!(s.kind, StmtKind::Barrier));
-    found
-}
-
 /// The channel a background compile of the optimized tier waits on for the `Compiled` to
 /// install its code into.
 type InstallOptimized = std::sync::mpsc::Sender<Arc<Compiled>>;
@@ -391,7 +361,7 @@ type InstallOptimized = std::sync::mpsc::Sender<Arc<Compiled>>;
 /// compiled on a thread of its own (unless not `background`), which installs it once it gets
 /// the `Compiled`.
 fn compile_uncached(
-    kernel: &Kernel,
+    kernel: &ValidKernel,
     flags: Flags,
     background: bool,
 ) -> Result<(Compiled, Option<InstallOptimized>), JitError> {
@@ -459,12 +429,12 @@ fn compile_uncached(
         first: entry,
         second: OnceLock::new(),
         quick_first: quick,
-        has_barrier: has_barrier(kernel),
-        writes_local: writes_local_memory(kernel),
+        has_barrier: kernel.info().uses_barriers,
+        writes_local: kernel.info().writes_local_memory,
         compile_time,
         optimized,
         lazy: LazyLoops {
-            kernel: kernel.clone(),
+            kernel: kernel.kernel().clone(),
             flags,
             analyses,
             loops: Mutex::new(loop_fns.into_iter().map(|f| LazyLoop { f, code: None }).collect()),

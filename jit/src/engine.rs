@@ -3,10 +3,10 @@
 //! of [`wave_runtime`]), so results match the interpreter bit for bit: waves in order, each
 //! until it reaches a barrier or ends.
 
-use crate::compiler::{compile, compile_or_reuse, Compiled, EntryCode};
+use crate::compiler::{compile_or_reuse, Compiled, EntryCode};
 use crate::ctx::{status, WaveCtx, MAX_LANES};
 use crate::error::JitError;
-use crate::helpers::{Fault, FaultKind, WaveHost};
+use crate::helpers::{Fault, WaveHost};
 use crate::stacks::WaveStack;
 use crate::translate::Flags;
 use corosensei::stack::DefaultStack;
@@ -14,90 +14,55 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use wave_isa::{Kernel, SpecialReg};
+use wave_isa::{SpecialReg, ValidKernel};
+use wave_runtime::{CompileReport, Launch, RunError, RunErrorKind, RunReport, Stats};
 
-/// A dispatch, resolved (all overrides applied, all limits checked).
-#[derive(Clone, Debug)]
-pub struct RunParams {
-    pub grid: [u32; 3],
-    pub workgroup: [u32; 3],
-    pub width: u32,
-    pub local_memory: u32,
-    pub initial_registers: Vec<(u8, u32)>,
-    /// Per workgroup; 0 = unlimited.
-    pub max_instructions: u64,
-    /// Worker threads; 0 = all cores.
-    pub threads: usize,
-    pub checked: bool,
-    /// Count everything `--stats` prints (code compiled for it).
-    pub stats: bool,
-    /// Bytes of device memory.
-    pub device_size: u64,
-}
-
-impl RunParams {
-    /// What the code for this dispatch is compiled for.
-    pub fn flags(&self) -> Flags {
-        Flags {
-            width: self.width,
-            checked: self.checked,
-            fuel: self.max_instructions > 0 || self.stats,
-            stats: self.stats,
-            workgroup: self.workgroup,
-            window_wraps: crate::translate::window_wraps(self.device_size),
-        }
-    }
-
-    fn of(launch: &wave_runtime::Launch, stats: bool) -> RunParams {
-        RunParams {
-            grid: launch.grid,
-            workgroup: launch.workgroup,
-            width: launch.wave_width,
-            local_memory: launch.local_memory,
-            initial_registers: launch.initial_registers.clone(),
-            max_instructions: launch.max_instructions,
-            threads: launch.threads,
-            checked: !launch.unchecked,
-            stats,
-            device_size: launch.device_size,
-        }
+/// What code for `launch` is compiled for; with `stats`, code that counts everything
+/// `--stats` prints.
+pub fn flags_for(launch: &Launch, stats: bool) -> Flags {
+    Flags {
+        width: launch.wave_width,
+        checked: !launch.unchecked,
+        fuel: launch.max_instructions > 0 || stats,
+        stats,
+        workgroup: launch.workgroup,
+        window_wraps: crate::translate::window_wraps(launch.device_size),
     }
 }
 
-/// Where and why a dispatch stopped.
+/// Where a dispatch stopped: the wave, and the fault its helper recorded.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RunFailure {
+pub(crate) struct RunFailure {
     pub workgroup: [u32; 3],
     pub wave: u32,
     pub fault: Fault,
 }
 
-/// Counters of one run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RunCounts {
-    pub workgroups: u64,
-    pub waves: u64,
-    /// Nanoseconds spent compiling (0 when the code came from the cache).
-    pub compile_ns: u64,
-    /// What the compiled code counted: the instructions when it had a budget (`Flags::fuel`),
-    /// everything but workgroups and waves with `Flags::stats` (zeros otherwise).
-    pub counted: wave_runtime::Stats,
+impl RunFailure {
+    fn into_error(self, kernel: &str) -> RunError {
+        let Fault { pc, lane, kind } = self.fault;
+        RunError { kernel: kernel.to_string(), workgroup: self.workgroup, wave: self.wave, lane, pc, kind }
+    }
+}
+
+/// A compile that failed, as the run's error.
+fn compile_error(kernel: &str, e: JitError) -> RunError {
+    let kind = match e {
+        JitError::Unsupported(what) | JitError::TooLarge(what) => RunErrorKind::Unsupported(what),
+        other => RunErrorKind::Unsupported(format!("JIT: {other}")),
+    };
+    RunError::before_run(kernel, kind)
 }
 
 /// What [`JitEngine::run_or_decline`] did.
 enum Ran {
-    Counts(RunCounts),
+    /// Boxed: the report is ten times the size of the other variants.
+    Compiled(Box<RunReport>),
     /// The JIT declined the kernel, for this reason.
     Declined(String),
     /// The dispatch is cheaper to interpret than to compile (see
     /// [`crate::compiler::small_dispatch`]), for this reason.
     Small(String),
-}
-
-#[derive(Debug)]
-pub enum RunOutcome {
-    Failed(RunFailure),
-    Jit(JitError),
 }
 
 /// Device memory as the compiled code sees it.
@@ -113,73 +78,57 @@ unsafe impl Send for DeviceView {}
 // SAFETY: as above.
 unsafe impl Sync for DeviceView {}
 
-/// Run a kernel on the JIT.
-pub fn run_kernel(kernel: &Kernel, p: &RunParams, device: DeviceView) -> Result<RunCounts, RunOutcome> {
-    let compiled = compile_or_reuse(kernel, p.flags()).map_err(RunOutcome::Jit)?;
-    run_compiled(compiled, p, device)
-}
-
-/// Run compiled code (from [`compile_or_reuse`]: the code, and whether this dispatch compiled
-/// it) for a dispatch.
+/// Run compiled code for a launch: the counters (workgroups and waves; what the code counted:
+/// the instructions under a budget, everything with `stats`), or where it failed.
 fn run_compiled(
-    (code, compiled_now): (Arc<Compiled>, bool),
-    p: &RunParams,
+    code: &Arc<Compiled>,
+    launch: &Launch,
+    stats: bool,
     device: DeviceView,
-) -> Result<RunCounts, RunOutcome> {
-    let total = p.grid.iter().map(|&g| g as u64).product::<u64>();
-    let tpw: u32 = p.workgroup.iter().product();
-    let waves = tpw.div_ceil(p.width) as u64;
-    let mut counts = RunCounts {
-        workgroups: total,
-        waves: total * waves,
-        compile_ns: if compiled_now { code.compile_time.as_nanos() as u64 } else { 0 },
-        counted: wave_runtime::Stats::default(),
-    };
-    if total == 0 || tpw == 0 {
-        return Ok(counts);
+) -> Result<Stats, RunFailure> {
+    let total = launch.workgroups;
+    let waves = u64::from(launch.waves_per_workgroup);
+    let ran = Stats { workgroups: total, waves: total * waves, ..Stats::default() };
+    if total == 0 || launch.threads_per_workgroup == 0 {
+        return Ok(ran);
     }
     let wg_id = |i: u64| {
-        let (gx, gy) = (p.grid[0] as u64, p.grid[1] as u64);
+        let (gx, gy) = (launch.grid[0] as u64, launch.grid[1] as u64);
         [(i % gx) as u32, (i / gx % gy) as u32, (i / (gx * gy)) as u32]
     };
-    let threads = if p.threads == 0 { wave_runtime::host_cores() } else { p.threads };
-    let tally = Arc::new(Mutex::new(wave_runtime::Stats::default()));
-    let tallied = |counts: &mut RunCounts| {
-        counts.counted = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
+    let threads = if launch.threads == 0 { wave_runtime::host_cores() } else { launch.threads };
+    let tally = Arc::new(Mutex::new(Stats::default()));
+    let tallied = || {
+        let counted = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
+        Stats { workgroups: ran.workgroups, waves: ran.waves, ..counted }
     };
     // A worker that cannot have a stack for the code fails before its first workgroup.
-    let no_stack = |why: String| RunFailure {
-        workgroup: wg_id(0),
-        wave: 0,
-        fault: Fault { pc: 0, lane: None, kind: FaultKind::Internal(why) },
-    };
+    let no_stack = |why: String| RunFailure { workgroup: wg_id(0), wave: 0, fault: Fault::internal(0, why) };
     if threads <= 1 || total == 1 {
-        let mut worker = Worker::new(p, &tally);
+        let mut worker = Worker::new(launch, stats, &tally);
         worker
-            .on_code_stack(&code, |worker| {
-                (0..total).try_for_each(|i| worker.run_workgroup(&code, p, wg_id(i), device))
+            .on_code_stack(code, |worker| {
+                (0..total).try_for_each(|i| worker.run_workgroup(code, launch, wg_id(i), device))
             })
-            .unwrap_or_else(|why| Err(no_stack(why)))
-            .map_err(RunOutcome::Failed)?;
+            .unwrap_or_else(|why| Err(no_stack(why)))?;
         drop(worker);
-        tallied(&mut counts);
-        return Ok(counts);
+        return Ok(tallied());
     }
-    let pool = pool(threads).map_err(RunOutcome::Jit)?;
+    let pool = pool(threads).map_err(|e| no_stack(e.to_string()))?;
     // Workers claim runs of workgroup ids in order from one counter, and stop claiming and
     // running once any workgroup failed: a fault in a huge grid ends the dispatch at once.
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let first: Mutex<Option<(u64, RunFailure)>> = Mutex::new(None);
     pool.broadcast(|_| {
-        let mut worker = Worker::new(p, &tally);
-        let ran = worker.on_code_stack(&code, |worker| {
+        let mut worker = Worker::new(launch, stats, &tally);
+        let ran = worker.on_code_stack(code, |worker| {
             while let Some(ids) = claim(&next, total, threads as u64) {
                 for i in ids {
                     if stop.load(Ordering::Relaxed) {
                         return Ok(());
                     }
-                    worker.run_workgroup(&code, p, wg_id(i), device).map_err(|f| (i, f))?;
+                    worker.run_workgroup(code, launch, wg_id(i), device).map_err(|f| (i, f))?;
                 }
             }
             Ok(())
@@ -194,11 +143,8 @@ fn run_compiled(
         }
     });
     match first.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some((_, f)) => Err(RunOutcome::Failed(f)),
-        None => {
-            tallied(&mut counts);
-            Ok(counts)
-        }
+        Some((_, f)) => Err(f),
+        None => Ok(tallied()),
     }
 }
 
@@ -248,8 +194,10 @@ struct Worker {
     /// its usable bytes and lowest usable address; else zeros.
     code_stack: (usize, usize),
     /// What this worker's workgroups counted, added to `tally` when the worker is done.
-    counted: wave_runtime::Stats,
-    tally: Arc<Mutex<wave_runtime::Stats>>,
+    counted: Stats,
+    tally: Arc<Mutex<Stats>>,
+    /// The code counts everything `--stats` prints.
+    stats: bool,
 }
 
 impl Drop for Worker {
@@ -260,8 +208,8 @@ impl Drop for Worker {
 }
 
 impl Worker {
-    fn new(p: &RunParams, tally: &Arc<Mutex<wave_runtime::Stats>>) -> Worker {
-        let pow2 = (p.local_memory.max(1) as usize).next_power_of_two();
+    fn new(launch: &Launch, stats: bool, tally: &Arc<Mutex<Stats>>) -> Worker {
+        let pow2 = (launch.local_memory.max(1) as usize).next_power_of_two();
         Worker {
             local: vec![0; pow2 + 16],
             local_mask: (pow2 - 1) as u32,
@@ -269,8 +217,9 @@ impl Worker {
             hosts: Vec::new(),
             stacks: Vec::new(),
             code_stack: (0, 0),
-            counted: wave_runtime::Stats::default(),
+            counted: Stats::default(),
             tally: tally.clone(),
+            stats,
         }
     }
 
@@ -279,19 +228,17 @@ impl Worker {
     fn prepare(
         &mut self,
         code: &Compiled,
-        p: &RunParams,
+        launch: &Launch,
         wg: [u32; 3],
         device: DeviceView,
         fuel: *mut i64,
     ) -> usize {
-        let tpw: u32 = p.workgroup.iter().product();
-        let waves = tpw.div_ceil(p.width) as usize;
-        let w = p.width;
+        let waves = launch.waves_per_workgroup as usize;
         while self.ctxs.len() < waves {
             let wave = self.ctxs.len();
             let mut c = WaveCtx::zeroed();
-            self.hosts.push(Box::new(WaveHost::new(w)));
-            self.init_wave(&mut c, p, wave, waves, device);
+            self.hosts.push(Box::new(WaveHost::new(launch.wave_width)));
+            self.init_wave(&mut c, launch, wave, device);
             self.ctxs.push(c);
         }
         // Every workgroup starts with zeroed local memory; one that cannot write it finds it
@@ -305,7 +252,7 @@ impl Worker {
             let c = &mut self.ctxs[wave];
             c.fuel = fuel;
             c.lazy_loops = &code.lazy;
-            if p.stats {
+            if self.stats {
                 c.counters = Default::default();
             }
             c.special[SpecialReg::WorkgroupIdX as usize..=SpecialReg::WorkgroupIdZ as usize]
@@ -315,11 +262,11 @@ impl Worker {
     }
 
     /// The parts of wave `wave`'s context that no workgroup changes.
-    fn init_wave(&mut self, c: &mut WaveCtx, p: &RunParams, wave: usize, waves: usize, device: DeviceView) {
-        let tpw: u32 = p.workgroup.iter().product();
-        let w = p.width;
+    fn init_wave(&mut self, c: &mut WaveCtx, launch: &Launch, wave: usize, device: DeviceView) {
+        let (tpw, w) = (launch.threads_per_workgroup, launch.wave_width);
+        self.hosts[wave].instruction_limit = launch.max_instructions;
         let mut init = [0u32; 256];
-        for &(r, v) in &p.initial_registers {
+        for &(r, v) in &launch.initial_registers {
             init[r as usize] = v;
         }
         c.device_base = device.window;
@@ -327,20 +274,15 @@ impl Worker {
         c.host = &mut *self.hosts[wave];
         c.local_mask = self.local_mask;
         c.live_lanes = (tpw - wave as u32 * w).min(w);
-        c.checked = p.checked as u32;
+        c.checked = u32::from(!launch.unchecked);
         c.device_size = device.size;
-        c.local_size = p.local_memory as u64;
+        c.local_size = launch.local_memory as u64;
         c.device_limit = WaveCtx::limits_for(device.size);
-        c.local_limit = WaveCtx::limits_for(p.local_memory as u64);
+        c.local_limit = WaveCtx::limits_for(launch.local_memory as u64);
         // The runtime's one definition of what each special register reads: the uniform
         // ones here (the workgroup ids are set per workgroup), thread ids per lane.
-        use wave_runtime::special::{special_register, DispatchShape, LanePlace};
-        let shape = DispatchShape {
-            workgroup_size: p.workgroup,
-            grid: p.grid,
-            wave_width: w,
-            waves_per_workgroup: waves as u32,
-        };
+        use wave_runtime::special::{special_register, LanePlace};
+        let shape = launch.shape();
         let at = |lane: usize| LanePlace { workgroup_id: [0; 3], wave: wave as u32, lane: lane as u32 };
         for (index, value) in c.special.iter_mut().enumerate() {
             *value = special_register(index as u8, &shape, at(0));
@@ -356,22 +298,21 @@ impl Worker {
     fn run_workgroup(
         &mut self,
         code: &Compiled,
-        p: &RunParams,
+        launch: &Launch,
         wg: [u32; 3],
         device: DeviceView,
     ) -> Result<(), RunFailure> {
-        let budget: i64 =
-            if p.max_instructions == 0 { i64::MAX } else { p.max_instructions.min(i64::MAX as u64) as i64 };
+        let limit = launch.max_instructions;
+        let budget: i64 = if limit == 0 { i64::MAX } else { limit.min(i64::MAX as u64) as i64 };
         let mut fuel = budget;
-        let waves = self.prepare(code, p, wg, device, &mut fuel);
+        let waves = self.prepare(code, launch, wg, device, &mut fuel);
         let fail = |host: &WaveHost, wave: usize| RunFailure {
             workgroup: wg,
             wave: wave as u32,
-            fault: host.fault.clone().unwrap_or(Fault {
-                pc: 0,
-                lane: None,
-                kind: crate::helpers::FaultKind::Internal("wave failed without a recorded fault".into()),
-            }),
+            fault: host
+                .fault
+                .clone()
+                .unwrap_or_else(|| Fault::internal(0, "wave failed without a recorded fault")),
         };
         let ran = if code.has_barrier {
             // The tier ready now, for every wave: their fibers' stacks are made for it.
@@ -380,14 +321,14 @@ impl Worker {
             self.run_waves(code, waves)
         };
         ran.map_err(|wave| fail(&self.hosts[wave], wave))?;
-        self.count_workgroup(p, waves, budget - fuel);
+        self.count_workgroup(waves, budget - fuel);
         Ok(())
     }
 
     /// Add a finished workgroup's counts (`used`: the budget its code took).
-    fn count_workgroup(&mut self, p: &RunParams, waves: usize, used: i64) {
+    fn count_workgroup(&mut self, waves: usize, used: i64) {
         self.counted.instructions += used as u64;
-        if p.stats {
+        if self.stats {
             for c in &self.ctxs[..waves] {
                 c.add_counters_to(&mut self.counted);
             }
@@ -435,7 +376,7 @@ impl Worker {
         // (the stack was made for one of them).
         let Some(entry) = code.entry_within(stack_bytes) else {
             let why = format!("no compiled code fits a stack of {stack_bytes} bytes");
-            self.hosts[0].fault = Some(Fault { pc: 0, lane: None, kind: FaultKind::Internal(why) });
+            self.hosts[0].fault = Some(Fault::internal(0, why));
             return Err(0);
         };
         for wave in 0..waves {
@@ -457,7 +398,7 @@ impl Worker {
     /// there is none.
     fn fiber_stack(&mut self, entry: EntryCode, wave: usize) -> Result<WaveStack, usize> {
         self.take_stack(entry.stack_needed()).map_err(|why| {
-            self.hosts[wave].fault = Some(Fault { pc: 0, lane: None, kind: FaultKind::Internal(why) });
+            self.hosts[wave].fault = Some(Fault::internal(0, why));
             wave
         })
     }
@@ -533,7 +474,7 @@ pub struct JitEngine {
 /// see [`crate::compiler::COMPILE_BUDGET`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TooLargePolicy {
-    /// Run it on the interpreter, with a note on stderr and in [`wave_runtime::Stats::fallback`].
+    /// Run it on the interpreter, with a note on stderr and in [`RunReport::fallback`].
     #[default]
     Interpret,
     /// Fail with the error: where the JIT itself is under test (conformance, fuzz-diff, tests,
@@ -570,98 +511,37 @@ impl JitEngine {
         self.stats
     }
 
-    /// The compiled code `run` uses for this dispatch (from the cache once it ran).
-    pub fn code_for(
-        &self,
-        kernel: &Kernel,
-        dispatch: &wave_runtime::Dispatch,
-        device: &wave_runtime::Device,
-    ) -> Result<Arc<Compiled>, String> {
-        let launch = wave_runtime::resolve(kernel, dispatch, device).map_err(|e| e.to_string())?;
-        compile(kernel, RunParams::of(&launch, self.stats).flags()).map_err(|e| e.to_string())
-    }
-
-    /// Run and also return the JIT's own counters (compile time, waves).
-    pub fn run_counted(
-        &self,
-        kernel: &Kernel,
-        dispatch: &wave_runtime::Dispatch,
-        device: &mut wave_runtime::Device,
-    ) -> Result<RunCounts, wave_runtime::RunError> {
-        match self.run_or_decline(kernel, dispatch, device, false)? {
-            Ran::Counts(counts) => Ok(counts),
-            Ran::Declined(why) | Ran::Small(why) => Err(wave_runtime::RunError::before_run(
-                &kernel.meta.name,
-                wave_runtime::RunErrorKind::Unsupported(why),
-            )),
-        }
-    }
-
     /// Run on the JIT; or, with `decline`, only say why not if the JIT declines the kernel
-    /// ([`JitError::TooLarge`]).
+    /// ([`JitError::TooLarge`]) or the dispatch is too small to be worth a compile.
     fn run_or_decline(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         dispatch: &wave_runtime::Dispatch,
         device: &mut wave_runtime::Device,
         decline: bool,
-    ) -> Result<Ran, wave_runtime::RunError> {
-        use wave_runtime::{RunError, RunErrorKind};
+    ) -> Result<Ran, RunError> {
         let name = kernel.meta.name.as_str();
         // Checked first either way: a dispatch error comes before the JIT declines.
         let launch = wave_runtime::resolve(kernel, dispatch, device)
             .map_err(|e| RunError::before_run(name, RunErrorKind::Dispatch(e)))?;
-        let params = RunParams::of(&launch, self.stats);
+        let flags = flags_for(&launch, self.stats);
         // Unchecked code has no interpreter twin (the interpreter always checks bounds).
-        if decline && params.checked && !crate::compiler::is_cached(kernel, params.flags()) {
+        if decline && !launch.unchecked && !crate::compiler::is_cached(kernel, flags) {
             let threads = launch.workgroups.saturating_mul(launch.threads_per_workgroup as u64);
             // A kernel the JIT declines says so (below), however small the dispatch.
-            let fits = crate::compiler::check_size(kernel, params.width).is_ok();
+            let fits = crate::compiler::check_size(kernel, launch.wave_width).is_ok();
             if let Some(why) = crate::compiler::small_dispatch(kernel, threads).filter(|_| fits) {
                 return Ok(Ran::Small(why));
             }
         }
-        let compiled = compile_or_reuse(kernel, params.flags());
-        if let (true, Err(JitError::TooLarge(why))) = (decline, &compiled) {
-            return Ok(Ran::Declined(why.clone()));
-        }
+        let (code, compiled_now) = match compile_or_reuse(kernel, flags) {
+            Err(JitError::TooLarge(why)) if decline => return Ok(Ran::Declined(why)),
+            compiled => compiled.map_err(|e| compile_error(name, e))?,
+        };
         let view = DeviceView { size: device.size(), window: device.window_ptr() };
-        let ran =
-            compiled.map_err(RunOutcome::Jit).and_then(|compiled| run_compiled(compiled, &params, view));
-        ran.map(Ran::Counts).map_err(|outcome| match outcome {
-            RunOutcome::Jit(e) => {
-                let kind = match e {
-                    JitError::Unsupported(what) | JitError::TooLarge(what) => RunErrorKind::Unsupported(what),
-                    other => RunErrorKind::Unsupported(format!("JIT: {other}")),
-                };
-                RunError::before_run(name, kind)
-            }
-            RunOutcome::Failed(f) => {
-                let kind = match f.fault.kind {
-                    crate::helpers::FaultKind::OutOfBounds { space, address, bytes, size } => {
-                        RunErrorKind::OutOfBounds { space, address, bytes, size }
-                    }
-                    crate::helpers::FaultKind::InstructionLimit => {
-                        RunErrorKind::InstructionLimit { limit: launch.max_instructions }
-                    }
-                    crate::helpers::FaultKind::CallDepth => {
-                        RunErrorKind::CallDepth { limit: wave_isa::ir::MAX_CALL_DEPTH }
-                    }
-                    crate::helpers::FaultKind::Unsupported(what) => RunErrorKind::Unsupported(what),
-                    crate::helpers::FaultKind::Internal(what) => {
-                        RunErrorKind::Unsupported(format!("JIT internal: {what}"))
-                    }
-                };
-                RunError {
-                    kernel: name.to_string(),
-                    workgroup: f.workgroup,
-                    wave: f.wave,
-                    lane: f.fault.lane,
-                    pc: f.fault.pc,
-                    kind,
-                }
-            }
-        })
+        let stats = run_compiled(&code, &launch, self.stats, view).map_err(|f| f.into_error(name))?;
+        let compile = CompileReport { first_code: code.compile_time, compiled_now, tiers: code.tiers() };
+        Ok(Ran::Compiled(Box::new(RunReport { stats, fallback: None, compile: Some(compile) })))
     }
 }
 
@@ -671,31 +551,29 @@ impl wave_runtime::Engine for JitEngine {
     }
 
     /// Stats: workgroups and waves; the instructions under an instruction limit; everything
-    /// with [`JitEngine::with_stats`] (the counting costs time, so only then).
+    /// with [`JitEngine::with_stats`] (the counting costs time, so only then). The report's
+    /// `compile` tells how the code came to be; `fallback` is set when the interpreter ran
+    /// the kernel instead.
     fn run(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         dispatch: &wave_runtime::Dispatch,
         device: &mut wave_runtime::Device,
-    ) -> Result<wave_runtime::Stats, wave_runtime::RunError> {
+    ) -> Result<RunReport, RunError> {
+        let interpreted = |device: &mut wave_runtime::Device, why: String| {
+            let report = wave_runtime::Interpreter::new().run(kernel, dispatch, device)?;
+            Ok(RunReport { fallback: Some(why), ..report })
+        };
         match self.run_or_decline(kernel, dispatch, device, self.too_large == TooLargePolicy::Interpret)? {
-            Ran::Counts(counts) => Ok(wave_runtime::Stats {
-                workgroups: counts.workgroups,
-                waves: counts.waves,
-                ..counts.counted
-            }),
+            Ran::Compiled(report) => Ok(*report),
             // Declined before anything ran: too many instructions, or a stack frame too large.
             Ran::Declined(why) => {
                 let note = format!("{why}: running it on the interpreter");
                 eprintln!("note: {note}");
-                let stats = wave_runtime::Interpreter::new().run(kernel, dispatch, device)?;
-                Ok(wave_runtime::Stats { fallback: Some(note), ..stats })
+                interpreted(device, note)
             }
             // The interpreter is the JIT's exact twin: same results, same errors.
-            Ran::Small(why) => {
-                let stats = wave_runtime::Interpreter::new().run(kernel, dispatch, device)?;
-                Ok(wave_runtime::Stats { fallback: Some(why), ..stats })
-            }
+            Ran::Small(why) => interpreted(device, why),
         }
     }
 }

@@ -18,38 +18,37 @@ use wave_isa::opcodes::{Class, Slot, OPS};
 use wave_isa::{Frag, Op};
 use wave_runtime::device_atomic;
 use wave_runtime::semantics::{self, Fragments};
-use wave_runtime::Space;
+use wave_runtime::{RunErrorKind, Space};
 
 /// The helper signature (see the module doc).
 pub type HelperFn = extern "C" fn(*mut WaveCtx, u32, u64, u32) -> u32;
 
-/// What stopped a wave, recorded by a helper.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FaultKind {
-    OutOfBounds {
-        space: Space,
-        address: u64,
-        bytes: u32,
-        size: u64,
-    },
-    InstructionLimit,
-    CallDepth,
-    /// What this host cannot do (an unaligned device atomic across an 8-byte boundary, off
-    /// x86_64).
-    Unsupported(String),
-    Internal(String),
-}
-
+/// What stopped a wave, recorded by a helper: the runtime's own error kind, so a fault
+/// reaches the caller as the interpreter would report it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fault {
     pub pc: u32,
     pub lane: Option<u32>,
-    pub kind: FaultKind,
+    pub kind: RunErrorKind,
+}
+
+impl Fault {
+    /// A fault of the wave, not of one lane.
+    pub fn at(pc: u32, kind: RunErrorKind) -> Fault {
+        Fault { pc, lane: None, kind }
+    }
+
+    /// A JIT bug or a host limit (no stack to be had), reported as what this engine cannot do.
+    pub fn internal(pc: u32, why: impl std::fmt::Display) -> Fault {
+        Fault::at(pc, RunErrorKind::Unsupported(format!("JIT internal: {why}")))
+    }
 }
 
 /// Rust-side state of one wave.
 pub struct WaveHost {
     pub width: u32,
+    /// The dispatch's instruction limit per workgroup (0: none), for its error.
+    pub instruction_limit: u64,
     pub fault: Option<Fault>,
     /// The fiber's yielder while the wave runs as a coroutine (kernels with barriers).
     pub yielder: *const Yielder<(), ()>,
@@ -70,6 +69,7 @@ impl WaveHost {
     pub fn new(width: u32) -> WaveHost {
         WaveHost {
             width,
+            instruction_limit: 0,
             fault: None,
             yielder: std::ptr::null(),
             abort: std::ptr::null(),
@@ -110,8 +110,7 @@ fn guarded(ctx: *mut WaveCtx, pc: u32, body: impl FnOnce(&mut WaveCtx, &mut Wave
         Err(_) => {
             // SAFETY: as above; the closure above has ended, so no other reference is live.
             let host = unsafe { &mut *(*ctx).host };
-            host.fault =
-                Some(Fault { pc, lane: None, kind: FaultKind::Internal("a JIT helper panicked".into()) });
+            host.fault = Some(Fault::internal(pc, "a JIT helper panicked"));
             status::ERROR
         }
     }
@@ -173,11 +172,7 @@ pub extern "C" fn lanes(ctx: *mut WaveCtx, op: u32, _exec: u64, pc: u32) -> u32 
 }
 
 fn unsupported(host: &mut WaveHost, pc: u32, op: Op) -> u32 {
-    host.fault = Some(Fault {
-        pc,
-        lane: None,
-        kind: FaultKind::Internal(format!("no lane helper for `{}`", op.mnemonic())),
-    });
+    host.fault = Some(Fault::internal(pc, format!("no lane helper for `{}`", op.mnemonic())));
     status::ERROR
 }
 
@@ -198,7 +193,7 @@ fn record_oob(
     host.fault = Some(Fault {
         pc,
         lane: Some(lane as u32),
-        kind: FaultKind::OutOfBounds { space, address: addr.into(), bytes, size },
+        kind: RunErrorKind::OutOfBounds { space, address: addr.into(), bytes, size },
     });
     status::ERROR
 }
@@ -240,11 +235,7 @@ fn must_fault(ctx: *mut WaveCtx, pc: u32, st: u32) -> u32 {
         return st;
     }
     guarded(ctx, pc, |_, host| {
-        host.fault = Some(Fault {
-            pc,
-            lane: None,
-            kind: FaultKind::Internal("JIT bounds check: a reported fault is in bounds".into()),
-        });
+        host.fault = Some(Fault::internal(pc, "JIT bounds check: a reported fault is in bounds"));
         status::ERROR
     })
 }
@@ -292,7 +283,7 @@ pub extern "C" fn memory(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 
                         // leaves that undefined), and those accesses are not made atomic.
                         Ok(method) => unsafe { device_atomic::rmw(p, method, op, value, desired) },
                         Err(e) => {
-                            let kind = FaultKind::Unsupported(e.to_string());
+                            let kind = RunErrorKind::Unsupported(e.to_string());
                             host.fault = Some(Fault { pc, lane: Some(l as u32), kind });
                             return status::ERROR;
                         }
@@ -479,7 +470,7 @@ pub extern "C" fn instruction_limit(ctx: *mut WaveCtx, op: u32, _exec: u64, pc: 
             (Some(f), status::ERROR) => f.pc,
             _ => pc,
         };
-        host.fault = Some(Fault { pc, lane: None, kind: FaultKind::InstructionLimit });
+        host.fault = Some(Fault::at(pc, RunErrorKind::InstructionLimit { limit: host.instruction_limit }));
         status::ERROR
     })
 }
@@ -519,7 +510,7 @@ pub extern "C" fn wave_loop(ctx: *mut WaveCtx, op: u32, area: u64, pc: u32) -> u
         let code = match lazy.function(op as usize) {
             Ok(code) => code,
             Err(e) => {
-                host.fault = Some(Fault { pc, lane: None, kind: FaultKind::Internal(e) });
+                host.fault = Some(Fault::internal(pc, e));
                 return status::ERROR;
             }
         };
@@ -529,7 +520,7 @@ pub extern "C" fn wave_loop(ctx: *mut WaveCtx, op: u32, area: u64, pc: u32) -> u
                 code.frame as f64 / (1 << 20) as f64,
                 MAX_FRAME >> 20
             );
-            host.fault = Some(Fault { pc, lane: None, kind: FaultKind::Unsupported(why) });
+            host.fault = Some(Fault::at(pc, RunErrorKind::Unsupported(why)));
             return status::ERROR;
         }
         if room_left(host.stack_limit) >= code.stack_needed() {
@@ -542,7 +533,7 @@ pub extern "C" fn wave_loop(ctx: *mut WaveCtx, op: u32, area: u64, pc: u32) -> u
                 status::DONE
             }
             Err(why) => {
-                host.fault = Some(Fault { pc, lane: None, kind: FaultKind::Internal(why) });
+                host.fault = Some(Fault::internal(pc, why));
                 status::ERROR
             }
         }
@@ -586,7 +577,7 @@ fn run_loop_fn(code: LoopCode, ctx: *mut WaveCtx, area: *mut u8) -> u32 {
 /// A call nested deeper than MAX_CALL_DEPTH ran.
 pub extern "C" fn call_depth(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc: u32) -> u32 {
     guarded(ctx, pc, |_ctx, host| {
-        host.fault = Some(Fault { pc, lane: None, kind: FaultKind::CallDepth });
+        host.fault = Some(Fault::at(pc, RunErrorKind::CallDepth { limit: wave_isa::ir::MAX_CALL_DEPTH }));
         status::ERROR
     })
 }

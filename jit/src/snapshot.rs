@@ -13,7 +13,7 @@ use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{types, Function, Inst, InstructionData, Opcode, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 
 /// What the counts name: each CLIF instruction falls in at most one group.
 fn group(func: &Function, inst: Inst, ctx: Value) -> Option<&'static str> {
@@ -52,7 +52,7 @@ fn group(func: &Function, inst: Inst, ctx: Value) -> Option<&'static str> {
 }
 
 /// The summary of `kernel`'s entry function for `flags`, one count a line.
-pub fn lowering_summary(kernel: &Kernel, flags: Flags) -> Result<String, JitError> {
+pub fn lowering_summary(kernel: &ValidKernel, flags: Flags) -> Result<String, JitError> {
     let analyses = Analyses::new(kernel, flags);
     let (mut func, loop_fns) = translate_entry(kernel, flags, &analyses)?;
     crate::dead_params::remove_dead_block_params(&mut func);

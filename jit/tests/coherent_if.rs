@@ -46,7 +46,7 @@ const KERNEL: &str = "
 .end
 ";
 
-fn kernel() -> wave_isa::Kernel {
+fn kernel() -> wave_isa::ValidKernel {
     common::assembled(KERNEL, "coherent.wave")
 }
 
@@ -92,7 +92,7 @@ fn dead_lanes_and_empty_bodies() {
 }
 
 /// `depth` nested divergent `if`s, each adding to r2 before its test.
-fn nested_ifs(depth: usize) -> wave_isa::Kernel {
+fn nested_ifs(depth: usize) -> wave_isa::ValidKernel {
     let mut s = String::from(".kernel nest\n    mov_sr r1, sr_thread_id_x\n    mov_imm r3, 0\n");
     for _ in 0..depth {
         s += "    iadd r2, r2, r1\n    icmp_gt p1, r2, r3\n    if p1\n";
@@ -107,7 +107,7 @@ fn nested_ifs(depth: usize) -> wave_isa::Kernel {
 }
 
 /// CLIF instructions of a kernel's entry function at W = 32 (hot and cold blocks).
-fn clif_instructions(k: &wave_isa::Kernel) -> usize {
+fn clif_instructions(k: &wave_isa::ValidKernel) -> usize {
     let flags = wave_jit_codegen::Flags {
         width: 32,
         checked: true,

@@ -66,11 +66,11 @@ const BUMP_FIRST: &str = "
 .end
 ";
 
-fn kernel(source: &str) -> wave_isa::Kernel {
+fn kernel(source: &str) -> wave_isa::ValidKernel {
     common::assembled(source, "loop.wave")
 }
 
-fn run(k: &wave_isa::Kernel, w: u32, grid: u32, n: u32, threads: usize) {
+fn run(k: &wave_isa::ValidKernel, w: u32, grid: u32, n: u32, threads: usize) {
     let d = Dispatch {
         wave_width: w,
         grid: [grid, 1, 1],
@@ -126,7 +126,7 @@ fn limits_run_out_alike_in_either_copy() {
         };
         let full =
             wave_runtime::Interpreter::new().run(&k, &d, &mut wave_runtime::Device::new(1 << 18).unwrap());
-        let per_workgroup = full.unwrap().instructions / 3;
+        let per_workgroup = full.unwrap().stats.instructions / 3;
         let (mut passed, mut failed) = (0, 0);
         for limit in (per_workgroup / 2..=2 * per_workgroup).step_by(1 + per_workgroup as usize / 64) {
             let d = Dispatch { max_instructions: limit, ..d.clone() };

@@ -13,7 +13,7 @@
 //! the unfixed JIT passed.
 
 use std::fmt::Write as _;
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 use wave_jit_codegen::JitEngine;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter};
 
@@ -135,7 +135,7 @@ endloop"
 /// The kernel: each counter in turn, its iterations in rounds; before each round, thread 0
 /// of each workgroup counts itself in at FLAG (r50 counts the rounds so far) and every
 /// thread waits, at most r28 polls, until all workgroups have.
-fn kernel(per_round: u32) -> Kernel {
+fn kernel(per_round: u32) -> ValidKernel {
     let mut body = String::new();
     let mut exchanges = 0;
     for (k, slot, offset, (rounds, per_round)) in counters(per_round) {

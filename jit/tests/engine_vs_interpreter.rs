@@ -486,7 +486,7 @@ fn vector_accesses_match_under_divergence_and_halts() {
 }
 
 /// Assemble one kernel from source.
-fn assembled(source: &str) -> wave_isa::Kernel {
+fn assembled(source: &str) -> wave_isa::ValidKernel {
     let file = wave_isa::asm::assemble(source, "test.wave").unwrap().file;
     wave_isa::module::Module::from_wbin(&file).unwrap().kernel("k").unwrap().clone()
 }
@@ -496,7 +496,7 @@ type Outcome = Result<(), wave_runtime::RunError>;
 /// Run both engines on a 64 KiB device whose first `count` words are `word(i)`; their
 /// results and final memories.
 fn run_both_on_words(
-    k: &wave_isa::Kernel,
+    k: &wave_isa::ValidKernel,
     d: &Dispatch,
     count: usize,
     word: impl Fn(usize) -> u32,
@@ -567,9 +567,10 @@ fn both_tiers_match_interpreter() {
 /// `compile_first_tier` keeps a large kernel in its quick tier (no background compile).
 #[test]
 fn fresh_compiles_bypass_the_cache() {
-    let mut gemm = gemm_tiled();
+    let mut gemm = gemm_tiled().into_kernel();
     // A name no other test compiles, so that the cache holds nothing for it yet.
     gemm.meta.name = "gemm_tiled_compiled_fresh".into();
+    let gemm = wave_isa::ValidKernel::new(gemm).unwrap();
     let flags = gemm_flags(32);
     let first = wave_jit_codegen::compile_first_tier(&gemm, flags).unwrap();
     assert!(first.tiered(), "the tiled GEMM at W = 32 starts in the quick tier");

@@ -5,7 +5,7 @@ use wave_runtime::{Device, Dispatch, Engine, Interpreter};
 
 const WIDTHS: [u32; 5] = [4, 8, 16, 32, 64];
 
-fn kernel(source: &str) -> wave_isa::Kernel {
+fn kernel(source: &str) -> wave_isa::ValidKernel {
     let (module, _) =
         wave_isa::module::load_bytes(source.as_bytes(), "finding.wave").unwrap_or_else(|e| panic!("{e}"));
     module.kernels[0].clone()

@@ -5,20 +5,20 @@
 mod common;
 
 use common::WIDTHS;
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 use wave_jit_codegen::difftest::program::ProgramKind;
 use wave_jit_codegen::difftest::{self, gen::GenConfig, run::dispatch_for, run::kernel_of};
 use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError, RunErrorKind, Stats};
 
-fn assembled(source: &str) -> Kernel {
+fn assembled(source: &str) -> ValidKernel {
     let file = wave_isa::asm::assemble(source, "limit.wave").unwrap_or_else(|e| panic!("{e:?}")).file;
     wave_isa::module::Module::from_wbin(&file).unwrap().kernels[0].clone()
 }
 
-fn run(engine: &dyn Engine, kernel: &Kernel, d: &Dispatch, data: &[u8]) -> Result<Stats, RunError> {
+fn run(engine: &dyn Engine, kernel: &ValidKernel, d: &Dispatch, data: &[u8]) -> Result<Stats, RunError> {
     let mut device = Device::new(1 << 16).unwrap();
     device.write(0, data).unwrap();
-    engine.run(kernel, d, &mut device)
+    engine.run(kernel, d, &mut device).map(|report| report.stats)
 }
 
 /// Where and why a run stopped, as both engines must agree (the JIT may name another pc).
@@ -29,7 +29,7 @@ fn stop(r: &Result<Stats, RunError>) -> Option<(String, [u32; 3], u32)> {
 /// At every width: the JIT counts what the interpreter counts (one workgroup: its count `T`),
 /// both pass with a limit of `T` and both fail with `T − 1`, with the limit error in the same
 /// wave.
-fn passes_and_fails_alike(kernel: &Kernel, base: &Dispatch, data: &[u8]) {
+fn passes_and_fails_alike(kernel: &ValidKernel, base: &Dispatch, data: &[u8]) {
     let jit = wave_jit_codegen::JitEngine::strict();
     for w in WIDTHS {
         let d =
@@ -234,7 +234,7 @@ fn programs_pass_and_fail_the_limit_alike(config: &GenConfig, cases: u64) {
             let d = Dispatch { max_instructions: limit, ..dispatch_for(&program.shape) };
             let mut device = Device::new(program.shape.device_bytes()).unwrap();
             device.write(0, &program.data).unwrap();
-            engine.run(&kernel, &d, &mut device)
+            engine.run(&kernel, &d, &mut device).map(|report| report.stats)
         };
         let total =
             run_at(&Interpreter::new(), u32::MAX as u64).expect("generated programs run").instructions;

@@ -6,7 +6,7 @@ use wave_jit_codegen::engine::MAX_CLAIM;
 use wave_jit_codegen::{compile, Flags, JitEngine, JitError};
 use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunErrorKind};
 
-fn load(source: &str) -> wave_isa::Kernel {
+fn load(source: &str) -> wave_isa::ValidKernel {
     let (module, _) =
         wave_isa::module::load_bytes(source.as_bytes(), "k.wave").unwrap_or_else(|e| panic!("{e}"));
     module.kernels.into_iter().next().unwrap()
@@ -14,7 +14,7 @@ fn load(source: &str) -> wave_isa::Kernel {
 
 /// Thread `t` of the workgroup adds 1 to `r6` once per inlined copy of the deepest function
 /// and stores it at `4 t`: `levels` functions, each calling the next `fan` times.
-fn fan_kernel(levels: usize, fan: usize) -> wave_isa::Kernel {
+fn fan_kernel(levels: usize, fan: usize) -> wave_isa::ValidKernel {
     let mut s = String::from(
         ".kernel fan\n    mov_sr r1, sr_thread_id_x\n    mov_imm r6, 0\n    call f1\n    mov_imm r2, 2\n    shl r3, r1, r2\n    device_store_u32 r3, r6\n    halt\n",
     );
@@ -82,28 +82,31 @@ fn the_default_engine_runs_declined_kernels_on_the_interpreter() {
     let kernel = fan_kernel(7, 4);
     let dispatch = Dispatch { workgroup: [32, 1, 1], threads: 1, ..Dispatch::default() };
     let mut jit_device = Device::new(1 << 16).unwrap();
-    let stats = JitEngine::new().run(&kernel, &dispatch, &mut jit_device).unwrap();
-    let note = stats.fallback.clone().expect("the run says it fell back");
+    let report = JitEngine::new().run(&kernel, &dispatch, &mut jit_device).unwrap();
+    let note = report.fallback.clone().expect("the run says it fell back");
     assert!(note.starts_with("kernel `fan` is too large for the JIT ("), "{note}");
     assert!(note.ends_with("): running it on the interpreter"), "{note}");
     let mut interp_device = Device::new(1 << 16).unwrap();
     let interp = Interpreter::new().run(&kernel, &dispatch, &mut interp_device).unwrap();
-    // The interpreter's complete counters, and its results: 4^6 per thread.
-    assert_eq!(stats, wave_runtime::Stats { fallback: Some(note), ..interp });
+    // The interpreter's complete counters, and its results: 4^6 per thread. Nothing compiled.
+    assert_eq!(report, wave_runtime::RunReport { fallback: Some(note), ..interp });
+    assert_eq!(report.compile, None);
     assert_eq!(jit_device.read(0, 128).unwrap(), interp_device.read(0, 128).unwrap());
     assert_eq!(jit_device.read(0, 4).unwrap(), 4096u32.to_le_bytes());
     // A kernel within the limit runs on the JIT: no note. (Compiled first: this dispatch is
     // small enough that the default engine would interpret the uncompiled kernel, and say so.)
     let small = fan_kernel(3, 4);
     JitEngine::strict().run(&small, &dispatch, &mut Device::new(1 << 16).unwrap()).unwrap();
-    let stats = JitEngine::new().run(&small, &dispatch, &mut jit_device).unwrap();
-    assert_eq!(stats.fallback, None);
+    let report = JitEngine::new().run(&small, &dispatch, &mut jit_device).unwrap();
+    assert_eq!(report.fallback, None);
+    // From the cache: compiled by the strict engine's run.
+    assert!(report.compile.as_ref().is_some_and(|c| !c.compiled_now), "{:?}", report.compile);
     assert_eq!(jit_device.read(0, 4).unwrap(), 16u32.to_le_bytes());
 }
 
 /// Every workgroup adds 1 at byte 0 and raises byte 4 to its x id; those with x id at least
 /// `from` then store out of bounds.
-fn faulting_from(from: u32) -> wave_isa::Kernel {
+fn faulting_from(from: u32) -> wave_isa::ValidKernel {
     load(&format!(
         "
 .kernel stop

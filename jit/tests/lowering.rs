@@ -11,12 +11,12 @@ use std::path::PathBuf;
 use wave_jit_codegen::snapshot::lowering_summary;
 use wave_jit_codegen::Flags;
 
-fn kernel(source: &str, name: &str) -> wave_isa::Kernel {
+fn kernel(source: &str, name: &str) -> wave_isa::ValidKernel {
     let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), name).unwrap_or_else(|e| panic!("{e}"));
     module.kernels[0].clone()
 }
 
-fn flags(kernel: &wave_isa::Kernel, width: u32, checked: bool) -> Flags {
+fn flags(kernel: &wave_isa::ValidKernel, width: u32, checked: bool) -> Flags {
     let workgroup = match kernel.meta.workgroup_size {
         [0, _, _] => [256, 1, 1],
         size => size,
@@ -25,7 +25,7 @@ fn flags(kernel: &wave_isa::Kernel, width: u32, checked: bool) -> Flags {
 }
 
 /// Compare `kernel`'s summaries at the given (width, checked) with `lowering/<file>.txt`.
-fn pin(file: &str, kernel: &wave_isa::Kernel, cases: &[(u32, bool)]) {
+fn pin(file: &str, kernel: &wave_isa::ValidKernel, cases: &[(u32, bool)]) {
     let mut got = String::new();
     for &(width, checked) in cases {
         got += &lowering_summary(kernel, flags(kernel, width, checked)).unwrap_or_else(|e| panic!("{e}"));

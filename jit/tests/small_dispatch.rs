@@ -36,13 +36,18 @@ const LOOPING: &str = "
 .end
 ";
 
-fn kernel(source: &str, name: &str) -> wave_isa::Kernel {
+fn kernel(source: &str, name: &str) -> wave_isa::ValidKernel {
     let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), name).unwrap_or_else(|e| panic!("{e}"));
     module.kernels[0].clone()
 }
 
 /// Run on `engine`; the fallback note and the first words of memory.
-fn run(engine: &dyn Engine, k: &wave_isa::Kernel, grid: u32, unchecked: bool) -> (Option<String>, Vec<u8>) {
+fn run(
+    engine: &dyn Engine,
+    k: &wave_isa::ValidKernel,
+    grid: u32,
+    unchecked: bool,
+) -> (Option<String>, Vec<u8>) {
     let d = Dispatch {
         grid: [grid, 1, 1],
         workgroup: [64, 1, 1],

@@ -8,7 +8,7 @@ use wave_jit_codegen::{compile, Flags, JitError};
 /// `depth` nested loops, each left by a divergent `break` (all lanes but lane 0) and then by a
 /// uniform one (the shape of the repros in `tests/stack-frames/`, whose frames grow fastest),
 /// then each thread stores how many loop bodies it ran.
-fn nested_loops(depth: usize) -> wave_isa::Kernel {
+fn nested_loops(depth: usize) -> wave_isa::ValidKernel {
     let mut source = String::from(concat!(
         ".kernel nest\n    mov_sr r1, sr_thread_id_x\n    mov_imm r2, 1\n    mov_imm r6, 0\n",
         "    icmp_ge p1, r1, r2\n    icmp_eq p2, r2, r2\n"

@@ -52,7 +52,7 @@ const KERNEL: &str = "
 .end
 ";
 
-fn kernel() -> wave_isa::Kernel {
+fn kernel() -> wave_isa::ValidKernel {
     common::assembled(KERNEL, "shifts.wave")
 }
 

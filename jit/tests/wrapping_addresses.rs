@@ -83,7 +83,7 @@ const TOP_LOOP: &str = "
 .end
 ";
 
-fn kernel(source: &str) -> wave_isa::Kernel {
+fn kernel(source: &str) -> wave_isa::ValidKernel {
     let (module, _) =
         wave_isa::module::load_bytes(source.as_bytes(), "wrap.wave").unwrap_or_else(|e| panic!("{e}"));
     module.kernels[0].clone()
@@ -97,7 +97,7 @@ fn words(count: u32) -> Vec<u8> {
 /// Run `kernel` on a fresh device of `device_size` bytes prepared by `init` on both engines;
 /// compare the byte ranges `watch` (and the results).
 fn compare(
-    kernel: &wave_isa::Kernel,
+    kernel: &wave_isa::ValidKernel,
     dispatch: &Dispatch,
     device_size: u64,
     init: &[(u64, Vec<u8>)],

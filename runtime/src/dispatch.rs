@@ -4,7 +4,7 @@
 use crate::caps;
 use crate::device::Device;
 use std::fmt;
-use wave_isa::Kernel;
+use wave_isa::{Kernel, ValidKernel};
 
 /// A dispatch request. `Default` gives wave-emu's command-line defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -207,7 +207,7 @@ impl fmt::Display for DispatchError {
 impl std::error::Error for DispatchError {}
 
 /// Apply the kernel's metadata overrides to `d` and check every limit.
-pub fn resolve(kernel: &Kernel, d: &Dispatch, device: &Device) -> Result<Launch, DispatchError> {
+pub fn resolve(kernel: &ValidKernel, d: &Dispatch, device: &Device) -> Result<Launch, DispatchError> {
     let meta = &kernel.meta;
     if !caps::SUPPORTED_WAVE_WIDTHS.contains(&d.wave_width) {
         return Err(DispatchError::WaveWidth { width: d.wave_width });
@@ -227,7 +227,7 @@ pub fn resolve(kernel: &Kernel, d: &Dispatch, device: &Device) -> Result<Launch,
     if registers > caps::MAX_REGISTERS {
         return Err(DispatchError::TooManyRegisters { registers });
     }
-    let used = wave_isa::analysis::kernel_info(kernel).registers_used;
+    let used = kernel.info().registers_used;
     if used > registers {
         return Err(DispatchError::TooFewRegisters { registers, used });
     }
@@ -273,7 +273,7 @@ pub fn resolve(kernel: &Kernel, d: &Dispatch, device: &Device) -> Result<Launch,
 mod tests {
     use super::*;
 
-    fn kernel() -> Kernel {
+    fn kernel() -> ValidKernel {
         let (module, _) = wave_isa::module::load_bytes(b".kernel k\n    nop\n.end\n", "k.wave").unwrap();
         module.kernels.into_iter().next().unwrap()
     }

@@ -40,7 +40,7 @@ pub mod stats;
 
 pub use device::{Device, DeviceError};
 pub use dispatch::{host_cores, resolve, Dispatch, DispatchError, Launch};
-pub use engine::Engine;
+pub use engine::{CompileReport, Engine, RunReport, Tiers};
 pub use error::{RunError, RunErrorKind, Space};
 pub use interp::Interpreter;
 pub use stats::Stats;

@@ -37,10 +37,6 @@ pub struct Stats {
     pub divergent_branches: u64,
     pub workgroups: u64,
     pub waves: u64,
-    /// Set when the engine asked for handed the kernel to another (the JIT to the interpreter,
-    /// for a kernel too large to compile): why. The counters are then the other engine's.
-    /// Not part of wave-emu's `--stats` text.
-    pub fallback: Option<String>,
 }
 
 impl Stats {
@@ -80,9 +76,6 @@ impl Stats {
         self.divergent_branches += o.divergent_branches;
         self.workgroups += o.workgroups;
         self.waves += o.waves;
-        if self.fallback.is_none() {
-            self.fallback.clone_from(&o.fallback);
-        }
     }
 }
 

@@ -2,12 +2,12 @@
 //! Rust in the test, never recorded from a run.
 
 use wave_isa::module::load_bytes;
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 use wave_runtime::{
     Device, Dispatch, DispatchError, Engine, Interpreter, RunError, RunErrorKind, Space, Stats,
 };
 
-fn kernel(src: &str) -> Kernel {
+fn kernel(src: &str) -> ValidKernel {
     match load_bytes(src.as_bytes(), "test.wave") {
         Ok((module, _)) => module.kernels.into_iter().next().expect("one kernel"),
         Err(e) => panic!("{e}"),
@@ -19,7 +19,7 @@ fn dispatch(wg: u32, w: u32) -> Dispatch {
 }
 
 fn run_on(src: &str, d: &Dispatch, device: &mut Device) -> Result<Stats, RunError> {
-    Interpreter::new().run(&kernel(src), d, device)
+    Interpreter::new().run(&kernel(src), d, device).map(|report| report.stats)
 }
 
 fn words(device: &Device, offset: u64, count: usize) -> Vec<u32> {

@@ -5,7 +5,7 @@ use super::{report_diagnostics, CliResult, EncodingArg};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use wave_isa::analysis::{kernel_info, KernelInfo};
+use wave_isa::analysis::KernelInfo;
 use wave_isa::asm::assemble;
 use wave_isa::disasm::{disassemble, DisasmOptions};
 use wave_isa::module::{listing_encoding, load_bytes_with, read_kernel_file, LoadErrorKind};
@@ -123,7 +123,7 @@ pub fn check(args: CheckArgs) -> CliResult {
         LoadErrorKind::Assemble(d) => report_diagnostics(&name, d),
         _ => format!("`{name}` is not valid: {e}"),
     })?;
-    let infos: Vec<KernelInfo> = module.kernels.iter().map(kernel_info).collect();
+    let infos: Vec<&KernelInfo> = module.kernels.iter().map(|k| k.info()).collect();
     print(&info_table(&infos))?;
     let n = infos.len();
     let encoding = match file.encoding {
@@ -135,7 +135,7 @@ pub fn check(args: CheckArgs) -> CliResult {
 }
 
 /// One aligned row per kernel.
-fn info_table(infos: &[KernelInfo]) -> String {
+fn info_table(infos: &[&KernelInfo]) -> String {
     let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
     let header = [
         "kernel",

@@ -13,7 +13,8 @@ use std::time::Instant;
 use wave_isa::module::{read_at_most, ReadError};
 use wave_jit::EngineKind;
 use wave_runtime::{
-    caps, Device, Dispatch, DispatchError, Engine, Interpreter, RunError, RunErrorKind, Stats,
+    caps, CompileReport, Device, Dispatch, DispatchError, Engine, Interpreter, RunError, RunErrorKind,
+    RunReport, Stats, Tiers,
 };
 
 #[derive(Args, Debug)]
@@ -173,7 +174,7 @@ fn initial_registers(args: &RunArgs, kernel: &wave_isa::Kernel, dispatch: &Dispa
 /// we, with a warning, after checking the rest of the dispatch. Returns the counters wave-emu
 /// prints for it (every workgroup of an empty workgroup "executes", with no waves).
 fn empty_dispatch(
-    kernel: &wave_isa::Kernel,
+    kernel: &wave_isa::ValidKernel,
     dispatch: &Dispatch,
     device: &Device,
 ) -> Result<Option<Stats>, String> {
@@ -237,16 +238,17 @@ pub fn run(args: RunArgs) -> CliResult {
     init_memory(&args, memory_file.as_ref(), &mut device)?;
 
     let started = Instant::now();
-    let (stats, ran) = match empty_dispatch(kernel, &dispatch, &device)? {
-        Some(stats) => (stats, false),
+    let (report, ran) = match empty_dispatch(kernel, &dispatch, &device)? {
+        Some(stats) => (RunReport { stats, ..RunReport::default() }, false),
         None => (engine.run(kernel, &dispatch, &mut device).map_err(|e| e.to_string())?, true),
     };
+    let stats = &report.stats;
     let elapsed = started.elapsed();
 
     if args.dump_regs {
         eprintln!("Register dumps not implemented for multi-wave execution");
     }
-    let out = run_output::stdout_text(&args, &device, &stats)?;
+    let out = run_output::stdout_text(&args, &device, stats)?;
     run_output::write_out_files(&args, &device)?;
     if let Some(file) = &memory_file {
         file.write_back(&device)?;
@@ -254,8 +256,10 @@ pub fn run(args: RunArgs) -> CliResult {
     output::print(&out)?;
     if ran && std::io::stderr().is_terminal() {
         // A kernel the JIT declined ran on the interpreter (the engine printed why).
-        let (ran_on, compiled) = match (engine.name(), &stats.fallback) {
-            ("jit", None) => ("jit".to_string(), jit_compile_text(kernel, &dispatch, &device, args.stats)),
+        let (ran_on, compiled) = match (engine.name(), &report.fallback) {
+            ("jit", None) => {
+                ("jit".to_string(), report.compile.as_ref().map_or_else(String::new, compile_text))
+            }
             // The JIT declined the kernel, or the dispatch was too small to be worth a compile.
             ("jit", Some(why)) => (format!("interp ({why})"), String::new()),
             (name, _) => (name.to_string(), String::new()),
@@ -275,14 +279,10 @@ pub fn run(args: RunArgs) -> CliResult {
 }
 
 /// The JIT's compile times for the summary line: until the first code, and until the
-/// optimized code of a kernel compiled in two tiers took over (if it has by now).
-fn jit_compile_text(kernel: &wave_isa::Kernel, dispatch: &Dispatch, device: &Device, stats: bool) -> String {
-    let Ok(code) = wave_jit_codegen::jit_engine().with_stats(stats).code_for(kernel, dispatch, device) else {
-        return String::new();
-    };
-    use wave_jit_codegen::Tiers;
-    let first = code.compile_time.as_secs_f64() * 1e3;
-    match code.tiers() {
+/// optimized code of a kernel compiled in two tiers took over (if it had by the run's end).
+fn compile_text(compile: &CompileReport) -> String {
+    let first = compile.first_code.as_secs_f64() * 1e3;
+    match &compile.tiers {
         Tiers::One => format!(" (compiled in {first:.2} ms)"),
         Tiers::OptimizedAfter(t) => format!(
             " (first code compiled in {first:.2} ms, quick tier; the optimized code took over after {:.2} ms)",

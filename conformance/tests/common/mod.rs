@@ -3,8 +3,8 @@
 
 use std::cell::RefCell;
 use wave_conformance::{programs, run_program, WidthPolicy};
-use wave_isa::Kernel;
-use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError, Stats};
+use wave_isa::ValidKernel;
+use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError, RunReport, Stats};
 
 /// How one run ended, as far as the engines must agree: the counters, or where and why it
 /// failed (the JIT may name another pc for an exceeded instruction limit).
@@ -26,10 +26,15 @@ impl Engine for Recording<'_> {
         self.engine.name()
     }
 
-    fn run(&self, kernel: &Kernel, dispatch: &Dispatch, device: &mut Device) -> Result<Stats, RunError> {
+    fn run(
+        &self,
+        kernel: &ValidKernel,
+        dispatch: &Dispatch,
+        device: &mut Device,
+    ) -> Result<RunReport, RunError> {
         let result = self.engine.run(kernel, dispatch, device);
         let ran = match &result {
-            Ok(stats) => Ran::Counted(stats.clone()),
+            Ok(report) => Ran::Counted(report.stats.clone()),
             Err(e) => Ran::Failed {
                 kind: format!("{:?}", std::mem::discriminant(&e.kind)),
                 workgroup: e.workgroup,

@@ -4,7 +4,7 @@
 use wave_isa::instr::{Instruction, PredRef};
 use wave_isa::ir::{build_kernel, KernelMeta};
 use wave_isa::opcodes::{Kind, Op, OPS};
-use wave_isa::Kernel;
+use wave_isa::ValidKernel;
 
 pub fn encode(insts: &[Instruction]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -14,9 +14,10 @@ pub fn encode(insts: &[Instruction]) -> Vec<u8> {
     out
 }
 
-pub fn kernel(name: &str, insts: &[Instruction]) -> Kernel {
+pub fn kernel(name: &str, insts: &[Instruction]) -> ValidKernel {
     let meta = KernelMeta { name: name.into(), registers: 64, local_memory: 4096, workgroup_size: [0; 3] };
-    build_kernel(meta, &encode(insts)).expect("test kernel builds")
+    let kernel = build_kernel(meta, &encode(insts)).expect("test kernel builds");
+    ValidKernel::new(kernel).unwrap_or_else(|e| panic!("test kernel {name} is invalid: {e:?}"))
 }
 
 /// One instance of `op` with distinct operands (registers spaced so pairs/quads do not overlap).
@@ -38,13 +39,13 @@ pub fn sample(op: Op) -> Instruction {
 }
 
 /// Every non-structural op, once, the odd ones guarded by `@p1`.
-pub fn every_op_kernel(include_f64: bool) -> Kernel {
+pub fn every_op_kernel(include_f64: bool) -> ValidKernel {
     let mut insts = Vec::new();
     for (k, info) in OPS.iter().enumerate() {
         if info.op.is_structural() || matches!(info.op, Op::Call | Op::Return | Op::Halt) {
             continue;
         }
-        if !include_f64 && gpu_f64(info.op) {
+        if !include_f64 && info.op.uses_f64() {
             continue;
         }
         let mut inst = sample(info.op);
@@ -54,14 +55,6 @@ pub fn every_op_kernel(include_f64: bool) -> Kernel {
         insts.push(inst);
     }
     kernel("every_op", &insts)
-}
-
-pub fn gpu_f64(op: Op) -> bool {
-    wave_wave_f64(op)
-}
-
-fn wave_wave_f64(op: Op) -> bool {
-    wave_gpu_backends::plan::uses_f64(op)
 }
 
 fn ins(op: Op, rd: u8, rs1: u8, rs2: u8) -> Instruction {
@@ -87,7 +80,7 @@ fn pred_op(op: Op, p: u8, negated: bool) -> Instruction {
 
 /// Structured control flow of every kind: nested if/else, loop with break and continue
 /// inside ifs, a call with a guarded return, a guarded halt, a barrier in a partial if.
-pub fn control_kernel() -> Kernel {
+pub fn control_kernel() -> ValidKernel {
     let mut call = Instruction::new(Op::Call);
     let mut insts = vec![
         ins(Op::MovSr, 1, 4, 0),  // r1 = lane

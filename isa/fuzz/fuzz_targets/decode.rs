@@ -1,5 +1,6 @@
 //! Arbitrary bytes through the whole loading path: `.wbin` parsing, tree building,
-//! validation, analysis and disassembly. Any panic is a bug.
+//! validation (which returns what it learned), uniformity analysis and disassembly. Any
+//! panic is a bug.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(again, file);
     if let Ok(module) = Module::from_wbin(&file) {
         for kernel in &module.kernels {
-            let _ = analysis::kernel_info(kernel);
+            let _ = analysis::uniformity(kernel);
         }
     }
 });

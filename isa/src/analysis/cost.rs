@@ -335,7 +335,7 @@ mod tests {
 
     fn kernel(source: &str) -> Kernel {
         let (module, _) = load_bytes(source.as_bytes(), "k.wave").unwrap_or_else(|e| panic!("{e}"));
-        module.kernels[0].clone()
+        module.kernels[0].kernel().clone()
     }
 
     #[test]

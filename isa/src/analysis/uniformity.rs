@@ -715,7 +715,7 @@ mod tests {
     fn analyse(body: &str, options: UniformityOptions) -> (Kernel, Uniformity) {
         let source = format!(".kernel k\n.registers 64\n{body}\n.end\n");
         let (module, _) = load_bytes(source.as_bytes(), "t.wave").unwrap_or_else(|e| panic!("{e}"));
-        let kernel = module.kernels[0].clone();
+        let kernel = module.kernels[0].kernel().clone();
         let u = uniformity_with(&kernel, options);
         assert!(!u.conservative);
         (kernel, u)

@@ -5,7 +5,7 @@ use super::program::{
     TOP_WINDOW_BASE,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use wave_isa::{Kernel, KernelMeta};
+use wave_isa::{KernelMeta, ValidKernel};
 use wave_runtime::{Device, Dispatch, Engine, Stats};
 
 /// Safety net against a runaway loop in an engine: generated programs execute far fewer
@@ -55,10 +55,14 @@ pub fn dispatch_for(shape: &Shape) -> Dispatch {
     }
 }
 
-/// Build the kernel tree of a program.
-pub fn kernel_of(program: &Program) -> Result<Kernel, String> {
+/// Build and validate the kernel tree of a program.
+pub fn kernel_of(program: &Program) -> Result<ValidKernel, String> {
     let meta = KernelMeta { name: "fuzz".into(), registers: REGISTERS, ..Default::default() };
-    wave_isa::ir::build_kernel(meta, &program.code()).map_err(|e| e.to_string())
+    let kernel = wave_isa::ir::build_kernel(meta, &program.code()).map_err(|e| e.to_string())?;
+    ValidKernel::new(kernel).map_err(|errors| match errors.first() {
+        Some(first) => format!("invalid: {first}"),
+        None => "invalid".to_string(),
+    })
 }
 
 /// Run `program` on `engine` (with `threads` JIT worker threads, 0 = all cores) in a fresh
@@ -79,7 +83,7 @@ pub fn run_program(engine: &dyn Engine, program: &Program, threads: usize) -> Ou
     let dispatch = Dispatch { threads, ..dispatch_for(&program.shape) };
     let ran = catch_unwind(AssertUnwindSafe(|| engine.run(&kernel, &dispatch, &mut device)));
     let (result, stats) = match ran {
-        Ok(Ok(stats)) => (Ok(()), Some(stats)),
+        Ok(Ok(report)) => (Ok(()), Some(report.stats)),
         Ok(Err(e)) => (Err(e.to_string()), None),
         Err(panic) => (Err(format!("panicked: {}", panic_message(&panic))), None),
     };

@@ -11,7 +11,7 @@ use wave_runtime::{Device, Dispatch, Engine, Interpreter};
 /// What painted stack bytes hold until something writes them.
 const PAINT: u8 = 0xA5;
 
-fn kernel(source: &str) -> Kernel {
+fn kernel(source: &str) -> ValidKernel {
     let file = wave_isa::asm::assemble(source, "stacks.wave").unwrap_or_else(|e| panic!("{e:?}")).file;
     wave_isa::module::Module::from_wbin(&file).unwrap_or_else(|e| panic!("{e}")).kernels[0].clone()
 }
@@ -41,20 +41,19 @@ fn depth_used(stack: &WaveStack, below: usize) -> usize {
 /// worker (with the stacks back) and the code.
 fn run_on(
     stacks: Vec<WaveStack>,
-    kernel: &Kernel,
+    kernel: &ValidKernel,
     dispatch: &Dispatch,
     stats: bool,
     device: &mut Device,
 ) -> (Result<(), RunFailure>, Worker, Arc<Compiled>) {
     let launch = wave_runtime::resolve(kernel, dispatch, device).unwrap_or_else(|e| panic!("{e}"));
-    let p = RunParams::of(&launch, stats);
-    let code = compile(kernel, p.flags()).unwrap_or_else(|e| panic!("{e}"));
+    let code = compile(kernel, flags_for(&launch, stats)).unwrap_or_else(|e| panic!("{e}"));
     let view = DeviceView { size: device.size(), window: device.window_ptr() };
     let tally = Arc::new(Mutex::new(wave_runtime::Stats::default()));
-    let mut worker = Worker::new(&p, &tally);
+    let mut worker = Worker::new(&launch, stats, &tally);
     worker.stacks = stacks;
     let ran = worker
-        .on_code_stack(&code, |worker| worker.run_workgroup(&code, &p, [0, 0, 0], view))
+        .on_code_stack(&code, |worker| worker.run_workgroup(&code, &launch, [0, 0, 0], view))
         .unwrap_or_else(|e| panic!("{e}"));
     (ran, worker, code)
 }
@@ -151,7 +150,7 @@ const FAULT: &str = r#"
 "#;
 
 /// Device memory after the interpreter ran `kernel` on [`device`].
-fn interpreted(kernel: &Kernel, dispatch: &Dispatch) -> Vec<u8> {
+fn interpreted(kernel: &ValidKernel, dispatch: &Dispatch) -> Vec<u8> {
     let mut device = device();
     Interpreter::new().run(kernel, dispatch, &mut device).unwrap_or_else(|e| panic!("{e}"));
     device.bytes().to_vec()
@@ -202,7 +201,7 @@ fn a_loop_function_without_room_runs_on_a_stack_of_its_own() {
         let d = dispatch(64, width);
         let mut device = device();
         let launch = wave_runtime::resolve(&k, &d, &device).unwrap_or_else(|e| panic!("{e}"));
-        let code = compile(&k, RunParams::of(&launch, false).flags()).unwrap_or_else(|e| panic!("{e}"));
+        let code = compile(&k, flags_for(&launch, false)).unwrap_or_else(|e| panic!("{e}"));
         let claimed = code.entry().stack_needed();
         let (ran, worker, code) = run_on(vec![painted(claimed, below)], &k, &d, false, &mut device);
         assert_eq!(ran, Ok(()), "W = {width}");

@@ -148,9 +148,9 @@ impl Translator<'_, '_> {
             StmtKind::Break { pred } | StmtKind::Continue { pred } => {
                 let is_break = matches!(s.kind, StmtKind::Break { .. });
                 let Some(Frame::Loop { brk, cont, body, .. }) = self.cf.innermost_loop() else {
-                    return Err(JitError::Unsupported(format!(
-                        "`{}` outside a loop at byte 0x{:x}",
-                        if is_break { "break" } else { "continue" },
+                    // The validator rules this out.
+                    return Err(JitError::Codegen(format!(
+                        "a loop exit outside a loop at byte 0x{:x}",
                         s.offset
                     )));
                 };

@@ -4,7 +4,7 @@
 
 use wave_isa::ir::build_kernel;
 use wave_isa::opcodes::{Class, Kind, Role, OPS};
-use wave_isa::{Instruction, Kernel, KernelMeta, Op, PredRef, SpecialReg};
+use wave_isa::{Instruction, KernelMeta, Op, PredRef, SpecialReg, ValidKernel};
 use wave_jit_codegen::JitEngine;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError};
 
@@ -41,18 +41,19 @@ pub fn mov_sr(rd: u32, sr: wave_isa::SpecialReg) -> Instruction {
     ins(Op::MovSr, &[rd, sr as u32])
 }
 
-/// Encode instructions and build the kernel tree.
-pub fn kernel(name: &str, insts: &[Instruction]) -> Kernel {
+/// Encode instructions, build the kernel tree and validate it.
+pub fn kernel(name: &str, insts: &[Instruction]) -> ValidKernel {
     let mut code = Vec::new();
     for i in insts {
         i.encode_into(&mut code);
     }
     let meta = KernelMeta { name: name.into(), registers: 64, local_memory: 0, workgroup_size: [0; 3] };
-    build_kernel(meta, &code).expect("test kernel builds")
+    let kernel = build_kernel(meta, &code).expect("test kernel builds");
+    ValidKernel::new(kernel).unwrap_or_else(|e| panic!("test kernel {name} is invalid: {e:?}"))
 }
 
 /// The first kernel of assembly `source` (`name` for its errors).
-pub fn assembled(source: &str, name: &str) -> Kernel {
+pub fn assembled(source: &str, name: &str) -> ValidKernel {
     let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), name).unwrap_or_else(|e| panic!("{e}"));
     module.kernels[0].clone()
 }
@@ -98,7 +99,7 @@ pub fn fill(bytes: &mut [u8], seed: u64) {
 pub type BothRuns = (Result<(), RunError>, Result<(), RunError>, Vec<u8>, Vec<u8>);
 
 /// Run `kernel` on both engines from the same initial memory; return both results.
-pub fn run_both(kernel: &Kernel, dispatch: &Dispatch, device_size: u64, seed: u64) -> BothRuns {
+pub fn run_both(kernel: &ValidKernel, dispatch: &Dispatch, device_size: u64, seed: u64) -> BothRuns {
     let mut a = Device::new(device_size).unwrap();
     fill(a.bytes_mut(), seed);
     let mut b = Device::new(device_size).unwrap();
@@ -109,27 +110,27 @@ pub fn run_both(kernel: &Kernel, dispatch: &Dispatch, device_size: u64, seed: u6
 }
 
 /// Both engines succeed (or fail identically) and leave identical memory, at every width.
-pub fn check_all_widths(kernel: &Kernel, base: &Dispatch, device_size: u64) {
+pub fn check_all_widths(kernel: &ValidKernel, base: &Dispatch, device_size: u64) {
     for w in WIDTHS {
         let d = Dispatch { wave_width: w, ..base.clone() };
         check(kernel, &d, device_size);
     }
 }
 
-pub fn check(kernel: &Kernel, d: &Dispatch, device_size: u64) {
+pub fn check(kernel: &ValidKernel, d: &Dispatch, device_size: u64) {
     let both = run_both(kernel, d, device_size, 7 + d.wave_width as u64);
     assert_same(kernel, d, both);
 }
 
 /// [`check`], where the run must also reach its end (no fault, no limit) on the interpreter.
-pub fn check_completes(kernel: &Kernel, d: &Dispatch, device_size: u64) {
+pub fn check_completes(kernel: &ValidKernel, d: &Dispatch, device_size: u64) {
     let both = run_both(kernel, d, device_size, 7 + d.wave_width as u64);
     assert_eq!(both.0, Ok(()), "kernel {} W={}: the interpreter's run", kernel.meta.name, d.wave_width);
     assert_same(kernel, d, both);
 }
 
 /// Both engines' results and memories are the same.
-fn assert_same(kernel: &Kernel, d: &Dispatch, (ra, rb, ma, mb): BothRuns) {
+fn assert_same(kernel: &ValidKernel, d: &Dispatch, (ra, rb, ma, mb): BothRuns) {
     assert_eq!(ra, rb, "kernel {} W={}: results differ", kernel.meta.name, d.wave_width);
     if let Some(i) = (0..ma.len()).find(|&i| ma[i] != mb[i]) {
         let w = i & !3;
@@ -145,7 +146,7 @@ fn assert_same(kernel: &Kernel, d: &Dispatch, (ra, rb, ma, mb): BothRuns) {
 
 /// The bundled tiled GEMM kernel (`benches/kernels/gemm_tiled.wave`): large enough at W = 32
 /// for the JIT to compile it in two tiers.
-pub fn gemm_tiled() -> Kernel {
+pub fn gemm_tiled() -> ValidKernel {
     let source = include_str!("../../../benches/kernels/gemm_tiled.wave");
     let file = wave_isa::asm::assemble(source, "gemm_tiled.wave").unwrap().file;
     wave_isa::module::Module::from_wbin(&file).unwrap().kernel("gemm_tiled").unwrap().clone()
@@ -166,7 +167,7 @@ pub fn gemm_flags(width: u32) -> wave_jit_codegen::Flags {
 /// [`gemm_tiled`] for N = 64 (one workgroup) at width `w` on both engines: finite inputs
 /// (the per-vector loops run to their end), then random bits (NaNs: bail-outs). Fails on any
 /// difference in results or memory.
-pub fn check_gemm(kernel: &Kernel, w: u32) {
+pub fn check_gemm(kernel: &ValidKernel, w: u32) {
     const N: u32 = 64;
     let bytes = N * N * 4;
     let d = Dispatch {
@@ -264,7 +265,7 @@ pub fn data_instruction(op: Op, n: usize) -> Instruction {
 
 /// Every data op on loaded (special-value-rich) inputs; odd ops run under `@p1`, a divergent
 /// predicate. Results stored per thread and op.
-pub fn alu_kernel() -> wave_isa::Kernel {
+pub fn alu_kernel() -> ValidKernel {
     let ops = data_ops();
     let mut k = prologue();
     // r5 = gid * 32 (input), r6 = 0x10000 + gid * ops * 8 (output)

@@ -10,14 +10,14 @@ mod lower;
 
 use crate::device::Device;
 use crate::dispatch::{resolve, Dispatch, Launch};
-use crate::engine::Engine;
+use crate::engine::{Engine, RunReport};
 use crate::error::{RunError, RunErrorKind};
 use crate::stats::Stats;
 use exec::{Status, Wave, WorkgroupCtx};
 use lower::Program;
 use std::io::Write;
 use std::sync::Mutex;
-use wave_isa::Kernel;
+use wave_isa::{Kernel, ValidKernel};
 
 /// The single-threaded reference engine.
 #[derive(Default)]
@@ -113,10 +113,17 @@ impl Engine for Interpreter {
         "interp"
     }
 
-    fn run(&self, kernel: &Kernel, dispatch: &Dispatch, device: &mut Device) -> Result<Stats, RunError> {
+    /// Fills every counter of the report's `stats`.
+    fn run(
+        &self,
+        kernel: &ValidKernel,
+        dispatch: &Dispatch,
+        device: &mut Device,
+    ) -> Result<RunReport, RunError> {
         let launch = resolve(kernel, dispatch, device)
             .map_err(|e| RunError::before_run(&kernel.meta.name, RunErrorKind::Dispatch(e)))?;
-        self.run_launch(kernel, &launch, device)
+        let stats = self.run_launch(kernel, &launch, device)?;
+        Ok(RunReport { stats, ..RunReport::default() })
     }
 }
 
