@@ -316,70 +316,36 @@ fn local_atomic(p: *mut u8, op: Op, value: u32, desired: u32) -> u32 {
     }
 }
 
-/// Cross-lane ops over the active lanes (§5.8, B.15).
+/// Cross-lane ops over the active lanes (§5.8, B.15), computed by `wave_runtime::semantics`'s
+/// `wave_*` functions: rs1 sits in scratch slot 0 (a predicate as 0 / non-zero lane values),
+/// rs2 in slot 1; the ballot's high word (W = 64) goes to the slot after the output.
 pub extern "C" fn wave(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
     guarded(ctx, pc, |ctx, host| {
         let op = decode_op(op);
         let w = host.width as usize;
         let s = &mut ctx.scratch;
-        let active = |l: usize| exec >> l & 1 != 0;
-        let mut out = [0u32; MAX_LANES];
-        match op {
-            Op::WaveShuffle | Op::WaveShuffleUp | Op::WaveShuffleDown | Op::WaveShuffleXor => {
-                for (l, o) in out.iter_mut().enumerate().take(w) {
-                    let x = s[1][l] as usize;
-                    let src = match op {
-                        Op::WaveShuffle => Some(x),
-                        Op::WaveShuffleUp => l.checked_sub(x),
-                        Op::WaveShuffleDown => l.checked_add(x),
-                        _ => Some(l ^ x),
-                    };
-                    // Reads the source lane even when it is inactive; out of range → 0.
-                    *o = src.filter(|&s| s < w).map_or(0, |src| s[0][src]);
-                }
-            }
-            Op::WaveBroadcast => {
-                let v = (0..w).find(|&l| active(l)).map_or(0, |first| {
-                    let src = s[1][first] as usize;
-                    if src < w {
-                        s[0][src]
-                    } else {
-                        0
-                    }
-                });
-                out = [v; MAX_LANES];
-            }
+        // A predicate operand as lane bits: lanes whose slot-0 value is non-zero.
+        let pred =
+            || s[0].iter().take(w).enumerate().filter(|&(_, &v)| v != 0).fold(0u64, |b, (l, _)| b | 1 << l);
+        let out = match op {
             Op::WaveBallot => {
-                let bits = (0..w).filter(|&l| active(l) && s[0][l] != 0).fold(0u64, |b, l| b | 1 << l);
-                out = [bits as u32; MAX_LANES];
-                s[OUT_SLOT + 1] = [(bits >> 32) as u32; MAX_LANES];
+                let ballot = semantics::wave_ballot(w, exec, pred());
+                s[OUT_SLOT + 1] = [ballot.high.unwrap_or(0); MAX_LANES];
+                [ballot.low; MAX_LANES]
             }
             Op::WaveAny | Op::WaveAll => {
-                let mut lanes = (0..w).filter(|&l| active(l));
-                let r =
-                    if op == Op::WaveAny { lanes.any(|l| s[0][l] != 0) } else { lanes.all(|l| s[0][l] != 0) };
-                out = [if r { u32::MAX } else { 0 }; MAX_LANES];
-            }
-            Op::WavePrefixSum => {
-                let mut sum = 0u32;
-                for (l, o) in out.iter_mut().enumerate().take(w) {
-                    if active(l) {
-                        *o = sum;
-                        sum = sum.wrapping_add(s[0][l]);
-                    }
-                }
-            }
-            Op::WaveReduceAdd | Op::WaveReduceMin | Op::WaveReduceMax => {
-                let vals = (0..w).filter(|&l| active(l)).map(|l| s[0][l]);
-                let r = match op {
-                    Op::WaveReduceAdd => vals.fold(0u32, u32::wrapping_add),
-                    Op::WaveReduceMin => vals.min().unwrap_or(0),
-                    _ => vals.max().unwrap_or(0),
+                let holds = if op == Op::WaveAny {
+                    semantics::wave_any(w, exec, pred())
+                } else {
+                    semantics::wave_all(w, exec, pred())
                 };
-                out = [r; MAX_LANES];
+                [if holds { u32::MAX } else { 0 }; MAX_LANES]
             }
-            _ => return unsupported(host, pc, op),
-        }
+            _ => match semantics::wave_row(op, w, exec, &s[0], &s[1]) {
+                Some(row) => row,
+                None => return unsupported(host, pc, op),
+            },
+        };
         s[OUT_SLOT] = out;
         status::DONE
     })

@@ -1,9 +1,10 @@
 //! Per-lane semantics of every WAVE data operation, as pure functions on register bits.
 //!
-//! One function per lane operation, shared by the interpreter and the JIT (which calls them
-//! from its whole-wave helpers), so the two engines cannot drift apart. Each function cites
-//! the rule of `docs/semantics.md` it implements (Part A §5.x as measured on the reference,
-//! or Part B.n where this project decided otherwise). Registers are `u32` bit patterns; f64
+//! One function per lane operation, and one per whole-wave operation (the `wave_*` functions,
+//! over every lane's value and the active mask), shared by the interpreter and the JIT (which
+//! calls them from its whole-wave helpers), so the two engines cannot drift apart. Each
+//! function cites the rule of `docs/semantics.md` it implements (Part A §5.x as measured on
+//! the reference, or Part B.n where this project decided otherwise). Registers are `u32` bit patterns; f64
 //! values travel as `u64` (low word in rN, high word in rN+1).
 
 use half::f16;
@@ -810,6 +811,16 @@ impl Fragments {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Whole-wave operations (§5.8, B.15): functions of every lane's value and the active mask
+// ---------------------------------------------------------------------------------------------
+
+mod wave;
+pub use wave::{
+    wave_all, wave_any, wave_ballot, wave_broadcast, wave_prefix_sum, wave_reduce_add, wave_reduce_max,
+    wave_reduce_min, wave_row, wave_shuffle, wave_shuffle_source, Ballot, WaveRow, MAX_WAVE_WIDTH,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Atomics (§5.6): the new memory value from the old one; the old one is what rd receives

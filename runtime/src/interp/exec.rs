@@ -523,45 +523,27 @@ impl Wave {
             }
             AtomicAdd | AtomicSub | AtomicMin | AtomicMax | AtomicAnd | AtomicOr | AtomicXor
             | AtomicExchange | AtomicCas => self.atomic(inst, mask, Space::Device, ctx, at)?,
-            WaveShuffle | WaveShuffleUp | WaveShuffleDown | WaveShuffleXor => self.shuffle(inst, mask),
-            WaveBroadcast => {
-                // The source lane comes from the first executing lane's rs2.
-                let src = self.row(b).get(mask.trailing_zeros() as usize).copied().unwrap_or(u32::MAX);
-                let value = self.row(a).get(src as usize).copied().unwrap_or(0);
-                self.write_row(rd, &[value; 64], mask);
+            WaveShuffle | WaveShuffleUp | WaveShuffleDown | WaveShuffleXor | WaveBroadcast
+            | WavePrefixSum | WaveReduceAdd | WaveReduceMin | WaveReduceMax => {
+                let out = s::wave_row(inst.op, self.w, mask, self.row(a), self.row(b)).unwrap_or([0; 64]);
+                self.write_row(rd, &out, mask);
             }
             WaveBallot => {
-                let ballot = mask & self.pred(PredRef { index: inst.rs1, negated: false });
-                self.write_row(rd, &[ballot as u32; 64], mask);
-                // B.15: at W = 64 the high half goes to rd+1.
-                if self.w == 64 {
-                    self.write_row(rd + 1, &[(ballot >> 32) as u32; 64], mask);
+                let pred = self.pred(PredRef { index: inst.rs1, negated: false });
+                let ballot = s::wave_ballot(self.w, mask, pred);
+                self.write_row(rd, &[ballot.low; 64], mask);
+                if let Some(high) = ballot.high {
+                    self.write_row(rd + 1, &[high; 64], mask);
                 }
             }
             WaveAny | WaveAll => {
                 let p = self.pred(PredRef { index: inst.rs1, negated: false });
-                let holds = if inst.op == WaveAny { mask & p != 0 } else { mask & !p == 0 };
-                self.write_pred(inst.rd, if holds { u64::MAX } else { 0 }, mask);
-            }
-            WavePrefixSum => {
-                let mut out = [0u32; 64];
-                let mut sum = 0u32;
-                let src = self.row(a);
-                for lane in Self::lanes(mask) {
-                    out[lane] = sum;
-                    sum = sum.wrapping_add(src[lane]);
-                }
-                self.write_row(rd, &out, mask);
-            }
-            WaveReduceAdd | WaveReduceMin | WaveReduceMax => {
-                let src = self.row(a);
-                let values = Self::lanes(mask).map(|lane| src[lane]);
-                let result = match inst.op {
-                    WaveReduceAdd => values.fold(0u32, u32::wrapping_add),
-                    WaveReduceMin => values.min().unwrap_or(0),
-                    _ => values.max().unwrap_or(0),
+                let holds = if inst.op == WaveAny {
+                    s::wave_any(self.w, mask, p)
+                } else {
+                    s::wave_all(self.w, mask, p)
                 };
-                self.write_row(rd, &[result; 64], mask);
+                self.write_pred(inst.rd, if holds { u64::MAX } else { 0 }, mask);
             }
             MmaLoadA | MmaLoadB => self.mma_load(inst, mask, ctx, at)?,
             MmaStoreC => self.mma_store(inst, mask, ctx, at)?,
@@ -737,26 +719,6 @@ impl Wave {
             ctx.stats.atomic_ops += 1;
         }
         Ok(())
-    }
-
-    /// Shuffles read the source lane's register even when that lane is not executing; an
-    /// out-of-range source gives 0 (§5.8).
-    fn shuffle(&mut self, inst: &Instruction, mask: u64) {
-        let (rd, a, b, w) = (inst.rd as usize, inst.rs1 as usize, inst.rs2 as usize, self.w);
-        let mut out = [0u32; 64];
-        let (src, sel) = (self.row(a), self.row(b));
-        for lane in Self::lanes(mask) {
-            let k = sel[lane] as usize;
-            let from = match inst.op {
-                Op::WaveShuffle => Some(k),
-                Op::WaveShuffleUp => lane.checked_sub(k),
-                Op::WaveShuffleDown => lane.checked_add(k),
-                _ => Some(lane ^ k),
-            };
-            out[lane] = from.and_then(|f| src.get(f)).copied().unwrap_or(0);
-        }
-        let _ = w;
-        self.write_row(rd, &out, mask);
     }
 
     /// Read a 4×4 f32 tile per lane from local memory (address rs1, row stride rs2 in bytes)

@@ -305,3 +305,118 @@ fn arithmetic_returns_the_first_nan_operand_quieted() {
     assert_eq!(dadd(da, db), da | 0x0008_0000_0000_0000);
     assert_eq!(dmul(0, 0x7FF0_0000_0000_0000), DEFAULT_NAN_F64);
 }
+
+/// Lanes 10, 11, .., one value per lane of a `width`-lane wave.
+fn lane_numbers(width: usize) -> Vec<u32> {
+    (0..width as u32).map(|l| 10 + l).collect()
+}
+
+#[test]
+fn shuffles_read_inactive_source_lanes_and_zero_out_of_range() {
+    let src = lane_numbers(8);
+    let mask = 0b0000_1111; // lanes 0..3 execute, 4..7 do not
+                            // wave_shuffle: lane 0 reads inactive lane 5, lane 1 reads lane 8 (out of range).
+    let out = wave_shuffle(Op::WaveShuffle, 8, mask, &src, &[5, 8, 0, 3, 0, 0, 0, 0]);
+    assert_eq!(out[..8], [15, 0, 10, 13, 0, 0, 0, 0], "inactive lanes are not results");
+    // _up by 2: lanes 0 and 1 have no source lane (lane < delta).
+    let out = wave_shuffle(Op::WaveShuffleUp, 8, mask, &src, &[2; 8]);
+    assert_eq!(out[..4], [0, 0, 10, 11]);
+    // _down by 4: lanes 4..7 are inactive but still read; lane 3 + 5 = 8 is out of range.
+    let out = wave_shuffle(Op::WaveShuffleDown, 8, mask, &src, &[4, 4, 4, 5, 0, 0, 0, 0]);
+    assert_eq!(out[..4], [14, 15, 16, 0]);
+    // _xor with 6: 0 → 6, 1 → 7, 2 → 4, 3 → 5; with 8: out of range.
+    let out = wave_shuffle(Op::WaveShuffleXor, 8, mask, &src, &[6, 6, 6, 8, 0, 0, 0, 0]);
+    assert_eq!(out[..4], [16, 17, 14, 0]);
+    // Up/down at the W = 64 edge, and an up by more than the lane number.
+    let src = lane_numbers(64);
+    let out = wave_shuffle(Op::WaveShuffleDown, 64, u64::MAX, &src, &[1; 64]);
+    assert_eq!((out[62], out[63]), (73, 0));
+    let out = wave_shuffle(Op::WaveShuffleUp, 64, u64::MAX, &src, &[u32::MAX; 64]);
+    assert_eq!(out, [0; 64]);
+    assert_eq!(wave_shuffle_source(Op::WaveShuffleUp, 64, 63, 63), Some(0));
+    assert_eq!(wave_shuffle_source(Op::WaveBroadcast, 64, 0, 0), None, "not a shuffle");
+}
+
+#[test]
+fn broadcast_takes_the_source_lane_from_the_first_active_lane() {
+    let src = lane_numbers(8);
+    // Lanes 2 and 3 execute: lane 2's selector (6) counts, lane 0's (1) and lane 3's (7) do not.
+    let sel = [1, 1, 6, 7, 0, 0, 0, 0];
+    assert_eq!(wave_broadcast(8, 0b1100, &src, &sel), 16, "reads inactive lane 6");
+    assert_eq!(wave_broadcast(8, 0b1000, &src, &sel), 17);
+    assert_eq!(wave_broadcast(8, 0b0100, &src, &[0, 0, 8, 0, 0, 0, 0, 0]), 0, "out of range");
+    assert_eq!(wave_broadcast(8, 0, &src, &sel), 0, "no active lane");
+    // Mask bits at or above the width name no lane.
+    assert_eq!(wave_broadcast(8, 1 << 8, &src, &sel), 0);
+}
+
+#[test]
+fn ballot_splits_at_w64_and_keeps_only_active_lanes() {
+    let pred = 1 << 40 | 1 << 3 | 1;
+    // W = 64: the high half (lane 40 → bit 8) is rd+1's word.
+    let b = wave_ballot(64, u64::MAX, pred);
+    assert_eq!(b, Ballot { low: 0b1001, high: Some(1 << 8) });
+    // Inactive lanes do not vote, whatever their predicate.
+    assert_eq!(wave_ballot(64, !1, pred), Ballot { low: 0b1000, high: Some(1 << 8) });
+    // Below W = 64 there is no second word, and lanes past the width do not exist.
+    assert_eq!(wave_ballot(32, u64::MAX, pred), Ballot { low: 0b1001, high: None });
+    assert_eq!(wave_ballot(4, u64::MAX, pred), Ballot { low: 0b1001, high: None });
+    assert_eq!(wave_ballot(4, u64::MAX, 1 << 4), Ballot { low: 0, high: None });
+}
+
+#[test]
+fn any_and_all_look_at_active_lanes_only() {
+    let pred = 0b0110;
+    assert!(wave_any(8, 0b0011, pred));
+    assert!(!wave_any(8, 0b1001, pred), "lanes 1 and 2 hold but do not execute");
+    assert!(wave_all(8, 0b0110, pred), "lanes 0 and 3 fail but do not execute");
+    assert!(!wave_all(8, 0b0111, pred));
+    // No active lane: nothing holds somewhere, everything holds everywhere.
+    assert!(!wave_any(8, 0, u64::MAX));
+    assert!(wave_all(8, 0, 0));
+    // Lanes past the width do not count.
+    assert!(wave_all(8, u64::MAX, 0xFF));
+    assert!(!wave_any(8, u64::MAX, !0xFF));
+}
+
+#[test]
+fn prefix_sum_is_exclusive_over_active_lanes_and_wraps() {
+    let src = [1, 2, 4, 8, 16, 32, 64, 128];
+    let out = wave_prefix_sum(8, 0b1011_0101, &src);
+    // Active lanes 0, 2, 4, 5, 7 get the sum of the active lanes below them.
+    assert_eq!(out[..8], [0, 0, 1, 0, 5, 21, 0, 53]);
+    let out = wave_prefix_sum(4, 0b1111, &[u32::MAX, 2, 3, 0]);
+    assert_eq!(out[..4], [0, u32::MAX, 1, 4], "wrapping mod 2^32");
+    assert_eq!(wave_prefix_sum(4, 0, &[1, 2, 3, 4]), [0; 64]);
+}
+
+#[test]
+fn reductions_over_active_lanes_unsigned_and_zero_when_empty() {
+    let src = [0x8000_0000, 1, 7, u32::MAX];
+    assert_eq!(wave_reduce_add(4, 0b1111, &src), 0x8000_0007, "wrapping");
+    assert_eq!(wave_reduce_min(4, 0b1111, &src), 1);
+    assert_eq!(wave_reduce_max(4, 0b1111, &src), u32::MAX);
+    // Only active lanes: lanes 0 and 2.
+    assert_eq!(wave_reduce_add(4, 0b0101, &src), 0x8000_0007);
+    assert_eq!(wave_reduce_min(4, 0b0101, &src), 7, "unsigned: 0x80000000 > 7");
+    assert_eq!(wave_reduce_max(4, 0b0101, &src), 0x8000_0000);
+    for f in [wave_reduce_add, wave_reduce_min, wave_reduce_max] {
+        assert_eq!(f(4, 0, &src), 0, "no active lane");
+    }
+}
+
+#[test]
+fn wave_row_dispatches_register_wave_ops() {
+    let src = lane_numbers(8);
+    let sel = [3; 8];
+    let row = |op| wave_row(op, 8, 0b0110, &src, &sel);
+    assert_eq!(row(Op::WaveShuffleXor), Some(wave_shuffle(Op::WaveShuffleXor, 8, 0b0110, &src, &sel)));
+    assert_eq!(row(Op::WaveBroadcast), Some([13; 64]));
+    assert_eq!(row(Op::WaveReduceAdd), Some([23; 64]));
+    assert_eq!(row(Op::WaveReduceMin), Some([11; 64]));
+    assert_eq!(row(Op::WaveReduceMax), Some([12; 64]));
+    assert_eq!(row(Op::WavePrefixSum), Some(wave_prefix_sum(8, 0b0110, &src)));
+    for op in [Op::WaveBallot, Op::WaveAny, Op::WaveAll, Op::Iadd] {
+        assert_eq!(row(op), None, "{op:?}");
+    }
+}
