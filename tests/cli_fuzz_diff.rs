@@ -5,9 +5,9 @@ mod support;
 
 use std::process::Command;
 use support::{scratch, wave_jit};
-use wave_jit_codegen::difftest::gen::GenConfig;
-use wave_jit_codegen::difftest::program::ProgramKind;
-use wave_jit_codegen::difftest::{case_program, Mismatch};
+use wave_difftest::gen::GenConfig;
+use wave_difftest::program::ProgramKind;
+use wave_difftest::{case_program, Mismatch};
 
 #[test]
 fn fuzz_diff_runs_with_worker_threads() {
@@ -36,7 +36,13 @@ fn fuzz_diff_refuses_more_threads_than_a_dispatch_takes() {
 #[test]
 fn the_reproduce_line_runs_the_program_as_the_fuzzer_did() {
     let dir = scratch("cli-fuzz-diff", "reproduce_line");
-    let (case_seed, mut program) = case_program(5, 0, &[8], &GenConfig::only(ProgramKind::FullDevice));
+    // The JIT's facts, as `fuzz-diff` generates programs.
+    let config = GenConfig {
+        instruction_limit: Some(wave_jit_codegen::compiler::instruction_limit),
+        favoured_ops: Some(wave_jit_codegen::translate::rules::is_native),
+        ..GenConfig::only(ProgramKind::FullDevice)
+    };
+    let (case_seed, mut program) = case_program(5, 0, &[8], &config);
     assert!(program.shape.full_device);
     // One workgroup: the program was not generated order independent.
     program.shape.grid = [1, 1];

@@ -4,6 +4,7 @@
 //! prints the comparison.
 
 pub mod compile_times;
+pub mod data;
 pub mod driver;
 pub mod kernels;
 pub mod native;

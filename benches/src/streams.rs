@@ -2,13 +2,13 @@
 //! row softmax and transpose. Each runs on an engine or as native Rust on the same inputs, and
 //! every result is checked against plain Rust.
 
+use crate::data;
 use crate::kernels::{self, load};
 use crate::native::{streams as native, NativeThreads};
 use crate::workloads::{
     new_device, read_u32s, time_native, time_steps, u32_bytes, write, Repeat, RunOptions, Timing,
 };
 use crate::BenchError;
-use wave_jit_codegen::difftest::rng::SplitMix64;
 use wave_runtime::{Device, Engine};
 
 /// Row length of bias-add: not a multiple of the workgroup, so the guard matters.
@@ -148,8 +148,7 @@ struct Inputs {
 
 impl Inputs {
     fn new(which: Stream, n: u32) -> Inputs {
-        let mut rng = SplitMix64::new(0xBE7C_0000 + n as u64);
-        let words: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
+        let words = data::words(0xBE7C_0000 + n as u64, n as usize);
         let (a, b) = match which {
             Stream::Vecadd => (
                 words.iter().map(|&v| (v >> 8) as f32 / 1024.0).collect(),

@@ -2,6 +2,7 @@
 //! and the check of every result against plain Rust; the timing helpers the memory-bound
 //! workloads ([`crate::streams`]) share.
 
+use crate::data;
 use crate::kernels::{self, GemmKernel};
 use crate::native;
 use crate::BenchError;
@@ -9,7 +10,6 @@ use half::f16;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 use wave_isa::ValidKernel;
-use wave_jit_codegen::difftest::rng::SplitMix64;
 use wave_runtime::{Device, Dispatch, Engine};
 
 /// How the engine runs (the same for every workload).
@@ -123,11 +123,6 @@ pub fn time_native(repeat: Repeat, mut run: impl FnMut()) -> Timing {
     timing
 }
 
-/// `count` values uniform in [−1, 1).
-fn random_unit_values(rng: &mut SplitMix64, count: usize) -> Vec<f32> {
-    (0..count).map(|_| (rng.next_u32() >> 8) as f32 / (1u32 << 23) as f32 - 1.0).collect()
-}
-
 /// A GEMM problem: random A and B in [−1, 1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GemmProblem {
@@ -138,10 +133,9 @@ pub struct GemmProblem {
 
 impl GemmProblem {
     pub fn random(n: u32, seed: u64) -> GemmProblem {
-        let mut rng = SplitMix64::new(seed);
         let count = n as usize * n as usize;
-        let a = random_unit_values(&mut rng, count);
-        let b = random_unit_values(&mut rng, count);
+        let a = data::unit_values(seed, count);
+        let b = data::unit_values(!seed, count);
         GemmProblem { n, a, b }
     }
 
@@ -203,13 +197,12 @@ pub const GEMM_F16_TILE: u32 = 64;
 
 impl GemmF16Problem {
     pub fn random(n: u32, seed: u64) -> GemmF16Problem {
-        let mut rng = SplitMix64::new(seed);
         let count = n as usize * n as usize;
-        let mut values = || -> Vec<u16> {
-            random_unit_values(&mut rng, count).into_iter().map(|v| f16::from_f32(v).to_bits()).collect()
+        let values = |seed| -> Vec<u16> {
+            data::unit_values(seed, count).into_iter().map(|v| f16::from_f32(v).to_bits()).collect()
         };
-        let a = values();
-        let b = values();
+        let a = values(seed);
+        let b = values(!seed);
         GemmF16Problem { n, a, b }
     }
 

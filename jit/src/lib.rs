@@ -8,7 +8,6 @@
 pub mod compiler;
 pub mod ctx;
 mod dead_params;
-pub mod difftest;
 pub mod engine;
 pub mod error;
 pub mod helpers;

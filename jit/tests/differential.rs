@@ -2,9 +2,12 @@
 //! bit-identical device memory (which includes every register and predicate of every lane),
 //! and count the same instructions (with `--stats` code: the same counters).
 
-use wave_jit_codegen::difftest::gen::GenConfig;
-use wave_jit_codegen::difftest::program::ProgramKind;
-use wave_jit_codegen::difftest::{self, fuzz_diff_with, FuzzOptions};
+mod common;
+
+use common::for_jit;
+use wave_difftest::gen::GenConfig;
+use wave_difftest::program::ProgramKind;
+use wave_difftest::{fuzz_diff_with, FuzzOptions};
 use wave_runtime::{Engine, Interpreter};
 
 /// The engine under test. Switch to `Interpreter::new()` to exercise the harness alone.
@@ -26,11 +29,11 @@ fn jit_matches_interpreter_on_random_programs() {
         count: PROGRAMS,
         seed: 0x5EED_2026,
         widths: vec![4, 8, 16, 32, 64],
-        gen: GenConfig {
+        gen: for_jit(GenConfig {
             max_statements: 24,
             excluded_ops: NOT_YET_SUPPORTED.to_vec(),
             ..GenConfig::default()
-        },
+        }),
         minimize_budget: 1500,
         every_counter: false,
         threads: 1,
@@ -53,7 +56,7 @@ fn jit_stats_match_interpreter_on_random_programs() {
         count: programs,
         seed: 0x57A7_2026,
         widths: vec![4, 8, 16, 32, 64],
-        gen: GenConfig { max_statements: 24, ..GenConfig::default() },
+        gen: for_jit(GenConfig { max_statements: 24, ..GenConfig::default() }),
         minimize_budget: 1500,
         every_counter: true,
         threads: 1,
@@ -77,7 +80,7 @@ fn jit_matches_interpreter_on_each_special_kind() {
             seed: 0x4B1D_2026,
             widths: vec![4, 8, 16, 32, 64],
             // Guarded inactive lanes: an open JIT bug (tests/fuzz_findings.rs).
-            gen: GenConfig { max_statements: 32, ..GenConfig::only(*kind) },
+            gen: for_jit(GenConfig { max_statements: 32, ..GenConfig::only(*kind) }),
             minimize_budget: 1500,
             ..FuzzOptions::default()
         };
@@ -104,7 +107,7 @@ fn jit_with_two_worker_threads_matches_interpreter() {
         count: programs,
         seed: 0x7EAD_2026,
         widths: vec![4, 8, 16, 32, 64],
-        gen: GenConfig { max_statements: 32, shared_counters_percent: 40, ..GenConfig::default() },
+        gen: for_jit(GenConfig { max_statements: 32, shared_counters_percent: 40, ..GenConfig::default() }),
         minimize_budget: 1500,
         threads: 2,
         ..FuzzOptions::default()
@@ -122,10 +125,10 @@ fn jit_with_two_worker_threads_matches_interpreter() {
 /// On a 4 GiB device only the bottom and the top window are read back and compared.
 #[test]
 fn a_4_gib_run_reads_back_only_what_programs_write() {
-    let config = GenConfig::only(ProgramKind::FullDevice);
-    let (_, program) = difftest::case_program(3, 0, &[8], &config);
+    let config = for_jit(GenConfig::only(ProgramKind::FullDevice));
+    let (_, program) = wave_difftest::case_program(3, 0, &[8], &config);
     assert_eq!(program.shape.device_bytes(), 1 << 32);
-    let outcome = difftest::run::run_program(&Interpreter::new(), &program, 1);
+    let outcome = wave_difftest::run::run_program(&Interpreter::new(), &program, 1);
     assert_eq!(outcome.result, Ok(()));
     let compared: u64 = program.shape.compared_ranges().iter().map(|r| r.end - r.start).sum();
     assert_eq!(outcome.memory.len() as u64, compared);
@@ -136,10 +139,25 @@ fn a_4_gib_run_reads_back_only_what_programs_write() {
 #[test]
 fn printed_programs_reassemble() {
     for case in 0..200 {
-        let (_, program) = difftest::case_program(7, case, &[8, 32], &GenConfig::default());
-        let text = difftest::text::program_text(&program);
+        let (_, program) = wave_difftest::case_program(7, case, &[8, 32], &for_jit(GenConfig::default()));
+        let text = wave_difftest::text::program_text(&program);
         let assembled = wave_isa::asm::assemble(&text, "fuzz.wave")
             .unwrap_or_else(|e| panic!("case {case} does not assemble: {e:?}\n{text}"));
         assert_eq!(assembled.file.kernels[0].code, program.code(), "case {case}\n{text}");
+    }
+}
+
+/// Programs generated for the JIT stay under its size limit at every width, call fans (the
+/// largest) included: the JIT compiles them (the tests above run it strict).
+#[test]
+fn generated_programs_fit_the_jits_size_limit() {
+    for config in [GenConfig::default(), GenConfig::only(ProgramKind::CallFan)] {
+        let config = for_jit(config);
+        for case in 0..300 {
+            let (_, program) = wave_difftest::case_program(0xC0DE, case, &common::WIDTHS, &config);
+            let kernel = wave_difftest::run::kernel_of(&program).expect("generated programs build");
+            let fits = wave_jit_codegen::compiler::check_size(&kernel, program.shape.wave_width);
+            assert!(fits.is_ok(), "case {case}: {fits:?}");
+        }
     }
 }

@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::WIDTHS;
+use common::{for_jit, WIDTHS};
+use wave_difftest::program::ProgramKind;
+use wave_difftest::{gen::GenConfig, run::dispatch_for, run::kernel_of};
 use wave_isa::ValidKernel;
-use wave_jit_codegen::difftest::program::ProgramKind;
-use wave_jit_codegen::difftest::{self, gen::GenConfig, run::dispatch_for, run::kernel_of};
 use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError, RunErrorKind, Stats};
 
 fn assembled(source: &str) -> ValidKernel {
@@ -211,7 +211,7 @@ fn a_budget_that_runs_out_in_a_per_vector_loop_stops_both_engines_alike() {
 
 #[test]
 fn random_programs_pass_and_fail_the_limit_alike() {
-    let config = GenConfig { max_statements: 24, ..GenConfig::default() };
+    let config = for_jit(GenConfig { max_statements: 24, ..GenConfig::default() });
     programs_pass_and_fail_the_limit_alike(&config, 60);
 }
 
@@ -219,7 +219,7 @@ fn random_programs_pass_and_fail_the_limit_alike() {
 /// false ifs, are charged alike.
 #[test]
 fn deeply_nested_random_programs_pass_and_fail_the_limit_alike() {
-    let config = GenConfig { max_statements: 32, ..GenConfig::only(ProgramKind::DeepNesting) };
+    let config = for_jit(GenConfig { max_statements: 32, ..GenConfig::only(ProgramKind::DeepNesting) });
     programs_pass_and_fail_the_limit_alike(&config, 15);
 }
 
@@ -228,7 +228,7 @@ fn programs_pass_and_fail_the_limit_alike(config: &GenConfig, cases: u64) {
     // searched for); the JIT passes with it and fails with one less, in the same wave.
     let jit = wave_jit_codegen::JitEngine::strict();
     for case in 0..cases {
-        let (_, program) = difftest::case_program(0x11A1, case, &WIDTHS, config);
+        let (_, program) = wave_difftest::case_program(0x11A1, case, &WIDTHS, config);
         let kernel = kernel_of(&program).unwrap();
         let run_at = |engine: &dyn Engine, limit: u64| {
             let d = Dispatch { max_instructions: limit, ..dispatch_for(&program.shape) };

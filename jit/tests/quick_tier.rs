@@ -5,8 +5,8 @@
 
 mod common;
 
-use wave_jit_codegen::difftest::gen::GenConfig;
-use wave_jit_codegen::difftest::{fuzz_diff_with, FuzzOptions};
+use wave_difftest::gen::GenConfig;
+use wave_difftest::{fuzz_diff_with, FuzzOptions};
 use wave_jit_codegen::{set_tiering, Tiering};
 use wave_runtime::Interpreter;
 
@@ -18,7 +18,7 @@ fn quick_tier_matches_interpreter() {
         count: programs,
         seed: 0x01CE_2026,
         widths: vec![4, 8, 16, 32, 64],
-        gen: GenConfig { max_statements: 24, ..GenConfig::default() },
+        gen: common::for_jit(GenConfig { max_statements: 24, ..GenConfig::default() }),
         minimize_budget: 1500,
         every_counter: false,
         threads: 1,

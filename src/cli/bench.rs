@@ -10,7 +10,8 @@ use wave_benches::driver::{self, BenchOptions};
 use wave_benches::kernels::GemmKernel;
 use wave_benches::streams::Stream;
 use wave_benches::workloads::RunOptions;
-use wave_jit_codegen::difftest::{self, FuzzOptions};
+use wave_difftest::gen::GenConfig;
+use wave_difftest::{self as difftest, FuzzOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Workload {
@@ -168,6 +169,13 @@ pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
         widths,
         every_counter: args.stats,
         threads: args.threads,
+        // What the generator must know of the JIT: its size limit, and the ops its chunk-major
+        // loops admit (lane-local loops are made of those).
+        gen: GenConfig {
+            instruction_limit: Some(wave_jit_codegen::compiler::instruction_limit),
+            favoured_ops: Some(wave_jit_codegen::translate::rules::is_native),
+            ..GenConfig::default()
+        },
         ..FuzzOptions::default()
     };
     let mut last_shown = 0u64;

@@ -2,6 +2,7 @@
 //! JIT, compare device memory bit for bit.
 #![allow(dead_code)]
 
+use wave_difftest::gen::GenConfig;
 use wave_isa::ir::build_kernel;
 use wave_isa::opcodes::{Class, Kind, Role, OPS};
 use wave_isa::{Instruction, KernelMeta, Op, PredRef, SpecialReg, ValidKernel};
@@ -10,6 +11,16 @@ use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError};
 
 /// Every wave width the engines support.
 pub const WIDTHS: [u32; 5] = [4, 8, 16, 32, 64];
+
+/// `config` for random programs run on the JIT: they stay under its size limit, and lane-local
+/// loops are made of the ops it lowers to vector code (what its chunk-major loops admit).
+pub fn for_jit(config: GenConfig) -> GenConfig {
+    GenConfig {
+        instruction_limit: Some(wave_jit_codegen::compiler::instruction_limit),
+        favoured_ops: Some(wave_jit_codegen::translate::rules::is_native),
+        ..config
+    }
+}
 
 /// An instruction with its operands in assembly order (registers, predicates, immediates...).
 pub fn ins(op: Op, vals: &[u32]) -> Instruction {

@@ -1,7 +1,7 @@
 //! Shrink a failing program while it keeps failing: delete statements, flatten ifs and loops,
 //! drop guards, empty functions, shrink the dispatch. Every edit keeps the program valid.
 
-use super::program::{Node, Program};
+use crate::program::{Node, Program};
 
 /// One structural edit of the node with a given preorder number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,9 +235,9 @@ fn renumber(block: &mut [Node], new_index: &[usize]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::gen::{generate, GenConfig};
-    use super::super::rng::SplitMix64;
     use super::*;
+    use crate::gen::{generate, GenConfig};
+    use crate::rng::SplitMix64;
     use wave_isa::Class;
 
     fn contains_float(block: &[Node]) -> bool {

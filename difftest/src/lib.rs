@@ -1,5 +1,11 @@
-//! Differential testing: random structured WAVE programs run on two engines, compared bit for
-//! bit (all of device memory, including a dump of every register and predicate of every lane).
+//! wave-jit-difftest: differential testing of WAVE engines. Random structured WAVE programs
+//! run on any two engines (`&dyn wave_runtime::Engine`), compared bit for bit (all of device
+//! memory, including a dump of every register and predicate of every lane).
+//!
+//! The crate knows no engine: what the generator must know of the engine under test (the most
+//! instructions it compiles, the ops its lane-local loops should be made of) comes in through
+//! [`gen::GenConfig::instruction_limit`] and [`gen::GenConfig::favoured_ops`], filled in by the
+//! callers that test the JIT (`wave-jit fuzz-diff`, the JIT's tests).
 //!
 //! - [`gen`] writes valid programs: nested divergent if/else and loops (each with a uniform
 //!   trip counter, so they terminate), break/continue, calls, return/halt, corner-case values
@@ -7,7 +13,7 @@
 //!   wave ops, MMA, and barriers only at the top level of the entry; and a share of programs
 //!   of special kinds ([`program::ProgramKind`]): deep divergent nesting, call fans, a 4 GiB
 //!   device, inactive lanes with out-of-range addresses, shared counters.
-//! - With several JIT worker threads ([`FuzzOptions::threads`]) the programs are order
+//! - With several worker threads ([`FuzzOptions::threads`]) the programs are order
 //!   independent ([`gen::GenConfig::order_independent`]).
 //! - [`run`] runs one on an engine and compares outcomes.
 //! - [`minimize`] shrinks a failing program while it keeps failing; [`text`] prints it.

@@ -1,6 +1,6 @@
 //! Run one program on one engine and compare two outcomes bit for bit.
 
-use super::program::{
+use crate::program::{
     Program, Shape, COUNTER_BYTES, COUNTER_CLASS_BYTES, DATA_BYTES, DUMP_WORDS_PER_THREAD, REGISTERS,
     TOP_WINDOW_BASE,
 };

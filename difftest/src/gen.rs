@@ -1,11 +1,12 @@
 //! The random program generator: structured, valid, terminating WAVE programs whose results do
 //! not depend on anything but the WAVE semantics (no out-of-bounds accesses, barriers only in
-//! uniform control flow, bounded loops, no recursion), small enough for the JIT's size budget
-//! and the instruction limit. Most programs are a general mix ([`ProgramKind::Plain`]); a
-//! share of them stresses one corner each (the other [`ProgramKind`]s).
+//! uniform control flow, bounded loops, no recursion), small enough for the instruction limit
+//! and for the size limit of the engine under test ([`GenConfig::instruction_limit`]). Most
+//! programs are a general mix ([`ProgramKind::Plain`]); a share of them stresses one corner
+//! each (the other [`ProgramKind`]s).
 
-use super::program::*;
-use super::rng::SplitMix64;
+use crate::program::*;
+use crate::rng::SplitMix64;
 use wave_isa::opcodes::{Class, Kind, Role, OPS};
 use wave_isa::{Instruction, Op, PredRef, Scope, SpecialReg};
 
@@ -32,6 +33,15 @@ pub struct GenConfig {
     /// shared counters see only commutative atomics that return nothing, nothing else is
     /// shared (no stores near the end of the device, no 4 GiB device).
     pub order_independent: bool,
+    /// The most instructions (calls inlined) the engine under test compiles at a wave width
+    /// (for the JIT: `wave_jit_codegen::compiler::instruction_limit`); programs stay under
+    /// nine tenths of it. `None`: no limit but the instruction limit of the run.
+    pub instruction_limit: Option<fn(u32) -> u64>,
+    /// The ops lane-local loop bodies are made of, among loads and lane-local data ops (for
+    /// the JIT: `wave_jit_codegen::translate::rules::is_native`, the ops it lowers to vector
+    /// code with no helper call, so that its chunk-major loops get exercised). It must hold
+    /// for some of them. `None`: any of them.
+    pub favoured_ops: Option<fn(Op) -> bool>,
 }
 
 impl Default for GenConfig {
@@ -47,6 +57,8 @@ impl Default for GenConfig {
             shared_counters_percent: 4,
             guarded_inactive_lanes: true,
             order_independent: false,
+            instruction_limit: None,
+            favoured_ops: None,
         }
     }
 }
@@ -155,7 +167,7 @@ pub fn generate(rng: &mut SplitMix64, wave_width: u32, config: &GenConfig) -> Pr
     loop {
         let program = generate_kind(rng, wave_width, config, kind);
         tries += 1;
-        if fits_limits(&program) || tries >= 2 * TRIES_PER_KIND {
+        if fits_limits(&program, config) || tries >= 2 * TRIES_PER_KIND {
             return program;
         }
         if tries >= TRIES_PER_KIND {
@@ -164,22 +176,39 @@ pub fn generate(rng: &mut SplitMix64, wave_width: u32, config: &GenConfig) -> Pr
     }
 }
 
-/// Whether both engines can run `program` to the end: the JIT compiles it (calls inlined, it
-/// stays under the JIT's size budget, with room to spare) and no workgroup can reach the
-/// instruction limit. A program that does not even build counts as fitting, so that the
-/// fuzzer reports it.
-pub fn fits_limits(program: &Program) -> bool {
+/// Whether both engines can run `program` to the end: no workgroup can reach the instruction
+/// limit and, with [`GenConfig::instruction_limit`], the engine under test compiles it (calls
+/// inlined, it stays under that limit, with room to spare). A program that does not even build
+/// counts as fitting, so that the fuzzer reports it.
+pub fn fits_limits(program: &Program, config: &GenConfig) -> bool {
     let shape = &program.shape;
     let per_workgroup =
         program.worst_case_instructions_per_wave().saturating_mul(u64::from(shape.waves_per_workgroup()));
-    if per_workgroup > super::run::MAX_INSTRUCTIONS {
+    if per_workgroup > crate::run::MAX_INSTRUCTIONS {
         return false;
     }
-    let Ok(kernel) = super::run::kernel_of(program) else {
+    let Some(limit) = config.instruction_limit else {
+        return true;
+    };
+    let Ok(kernel) = crate::run::kernel_of(program) else {
         return true;
     };
     let inlined = wave_isa::analysis::inlined_instructions(&kernel);
-    inlined <= crate::compiler::instruction_limit(shape.wave_width) * 9 / 10
+    inlined <= limit(shape.wave_width) * 9 / 10
+}
+
+/// Whether the op of a data or memory statement reads and writes its own lane only: not a
+/// store, an atomic, a wave op or a synchronisation.
+fn is_lane_local(op: Op) -> bool {
+    !matches!(
+        op.class(),
+        Class::LocalStore
+            | Class::DeviceStore
+            | Class::LocalAtomic
+            | Class::DeviceAtomic
+            | Class::Wave
+            | Class::Sync
+    )
 }
 
 /// Deepest loop nesting in the entry of a program that is not a deep-nesting one.
@@ -501,7 +530,8 @@ impl Gen<'_> {
         }
     }
 
-    /// Loads and pure vector ops only (mostly unguarded): a chunk-major loop body.
+    /// Loads and lane-local data ops only, of [`GenConfig::favoured_ops`] (mostly unguarded):
+    /// a chunk-major loop body.
     fn lane_local_block(&mut self) -> Vec<Node> {
         let mut out = Vec::new();
         for _ in 0..self.rng.range(1, 8) {
@@ -515,7 +545,7 @@ impl Gen<'_> {
                     Some(Node::Op(i) | Node::Mem { inst: i, .. } | Node::LinearMem { inst: i, .. }) => i.op,
                     _ => continue,
                 };
-                if crate::translate::rules::is_native(op) {
+                if is_lane_local(op) && self.config.favoured_ops.is_none_or(|favoured| favoured(op)) {
                     let mut node = node.expect("matched above");
                     if let Node::Op(i) | Node::Mem { inst: i, .. } | Node::LinearMem { inst: i, .. } =
                         &mut node
@@ -761,8 +791,8 @@ impl Gen<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::case_program;
     use super::*;
+    use crate::case_program;
 
     const WIDTHS: [u32; 5] = [4, 8, 16, 32, 64];
 
@@ -807,20 +837,32 @@ mod tests {
             .unwrap_or(0)
     }
 
+    /// The size limit of the engine under test in these tests: fewer instructions at wider
+    /// waves (5,555 at W = 64).
+    fn size_limit(width: u32) -> u64 {
+        400_000 / u64::from(width + 8)
+    }
+
+    /// `config` for an engine with [`size_limit`].
+    fn limited(config: GenConfig) -> GenConfig {
+        GenConfig { instruction_limit: Some(size_limit), ..config }
+    }
+
     fn programs(config: &GenConfig, count: u64) -> Vec<Program> {
         (0..count).map(|case| case_program(0xC0DE, case, &WIDTHS, config).1).collect()
     }
 
     #[test]
     fn a_default_session_mixes_every_kind() {
-        let all = programs(&GenConfig::default(), 600);
+        let config = limited(GenConfig::default());
+        let all = programs(&config, 600);
         for kind in ProgramKind::ALL {
             let n = all.iter().filter(|p| p.kind == kind).count();
             assert!(n >= 5, "{} programs of kind {kind:?} in 600", n);
         }
         let special = all.iter().filter(|p| p.kind != ProgramKind::Plain).count();
         assert!((60..=160).contains(&special), "{special} of 600 programs are of a special kind");
-        assert!(all.iter().all(fits_limits), "every program fits the JIT's budget and the limit");
+        assert!(all.iter().all(|p| fits_limits(p, &config)), "every program fits both limits");
     }
 
     #[test]
@@ -852,7 +894,7 @@ mod tests {
 
     #[test]
     fn call_fan_programs_call_each_function_several_times() {
-        let all = programs(&GenConfig::only(ProgramKind::CallFan), 60);
+        let all = programs(&limited(GenConfig::only(ProgramKind::CallFan)), 60);
         let fans: Vec<&Program> = all.iter().filter(|p| p.kind == ProgramKind::CallFan).collect();
         assert!(fans.len() >= 50, "{} of 60 stayed call fans", fans.len());
         for p in fans {
@@ -861,9 +903,9 @@ mod tests {
                 let calls_next = f.iter().filter(|n| matches!(n, Node::Call(c) if *c == i + 1)).count();
                 assert!(calls_next >= 2, "function {i} calls the next {calls_next} times");
             }
-            let kernel = super::super::run::kernel_of(p).expect("builds");
+            let kernel = crate::run::kernel_of(p).expect("builds");
             let inlined = wave_isa::analysis::inlined_instructions(&kernel);
-            assert!(inlined <= crate::compiler::instruction_limit(p.shape.wave_width));
+            assert!(inlined <= size_limit(p.shape.wave_width));
         }
     }
 
@@ -937,6 +979,24 @@ mod tests {
             }
         }
         assert!(unaligned >= 50, "{unaligned} unaligned counter atomics");
+    }
+
+    #[test]
+    fn lane_local_loops_are_made_of_the_favoured_ops() {
+        let only_fadd = |block: &[Node]| {
+            !block.is_empty() && block.iter().all(|n| matches!(n, Node::Op(i) if i.op == Op::Fadd))
+        };
+        let fadd_loops = |config: &GenConfig| {
+            let all = programs(config, 200);
+            let loops = all
+                .iter()
+                .flat_map(nodes)
+                .filter(|(n, _)| matches!(n, Node::Loop { body, .. } if only_fadd(body)));
+            loops.count()
+        };
+        let favoured = GenConfig { favoured_ops: Some(|op| op == Op::Fadd), ..GenConfig::default() };
+        let (with, without) = (fadd_loops(&favoured), fadd_loops(&GenConfig::default()));
+        assert!(with >= 20 && without <= 2, "{with} loops of fadd alone, {without} without favoured ops");
     }
 
     #[test]

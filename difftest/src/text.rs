@@ -1,7 +1,7 @@
 //! A program as `.wave` assembly text (what the minimiser prints): the disassembler's syntax,
 //! with `funcN` labels for call targets so that it re-assembles.
 
-use super::program::{Program, REGISTERS};
+use crate::program::{Program, REGISTERS};
 use wave_isa::Op;
 
 /// The whole program as one `.wave` kernel named `fuzz`.
