@@ -774,7 +774,9 @@ impl Fragments {
         Fragments { width, tables: [Vec::new(), Vec::new(), Vec::new()] }
     }
 
-    /// Every fragment back to zeros (the start of a workgroup); storage is kept.
+    /// Every fragment back to zeros (the start of a workgroup); storage is kept. Inlined: the
+    /// JIT resets every wave's fragments per workgroup, and most kernels have none.
+    #[inline]
     pub fn clear(&mut self) {
         for tile in self.tables.iter_mut().flatten().flatten() {
             tile.fill([0; MMA_DIM * MMA_DIM]);
