@@ -67,11 +67,14 @@ pub struct DeviceConfig {
     pub threads: usize,
     /// The engine that runs kernels.
     pub engine: EngineKind,
+    /// JIT: pin each worker thread to a core of its own (off by default; see README,
+    /// Performance, for what it changes).
+    pub pin_threads: bool,
 }
 
 impl Default for DeviceConfig {
     fn default() -> DeviceConfig {
-        DeviceConfig { memory: DEFAULT_MEMORY, threads: 0, engine: EngineKind::Jit }
+        DeviceConfig { memory: DEFAULT_MEMORY, threads: 0, engine: EngineKind::Jit, pin_threads: false }
     }
 }
 
@@ -275,6 +278,7 @@ pub struct Device {
     allocator: Allocator,
     engine: EngineImpl,
     threads: usize,
+    pin_threads: bool,
     /// Tells this device's buffers from other devices'.
     id: u64,
 }
@@ -286,6 +290,7 @@ impl fmt::Debug for Device {
             .field("used", &self.allocator.used_bytes())
             .field("engine", &self.engine_kind())
             .field("threads", &self.threads)
+            .field("pin_threads", &self.pin_threads)
             .finish()
     }
 }
@@ -301,7 +306,7 @@ impl Device {
     /// ```
     /// use wave_jit::{Device, DeviceConfig, EngineKind};
     ///
-    /// let config = DeviceConfig { memory: 1 << 20, threads: 1, engine: EngineKind::Interpreter };
+    /// let config = DeviceConfig { memory: 1 << 20, threads: 1, engine: EngineKind::Interpreter, pin_threads: false };
     /// let device = Device::with_config(config)?;
     /// assert_eq!(device.memory_size(), 1 << 20);
     /// assert!(Device::with_config(DeviceConfig { memory: 0, ..DeviceConfig::default() }).is_err());
@@ -321,6 +326,7 @@ impl Device {
             memory,
             engine,
             threads: config.threads,
+            pin_threads: config.pin_threads,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
@@ -524,6 +530,7 @@ impl Device {
             initial_registers: registers,
             max_instructions: config.max_instructions,
             threads: self.threads,
+            pin_workers: self.pin_threads,
             unchecked: config.unchecked,
             ..Dispatch::default()
         };

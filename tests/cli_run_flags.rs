@@ -391,3 +391,20 @@ fn stats_from_the_jit_are_the_interpreters() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--pin-threads` (issue 16 item 7) runs the JIT's workers pinned to cores: the same results
+/// and counters as without, on several workgroups and two threads.
+#[test]
+fn pinned_worker_threads_give_the_same_results() {
+    let dir = scratch("cli-run-flags", "pin_threads");
+    let k = write_kernel(&dir, DIVERGENT_LOOP);
+    let k = k.to_str().unwrap();
+    let on = |flags: &[&str]| {
+        let base = [k, "--grid", "64,1,1", "--workgroup", "64,1,1", "--dump-u32", "0:256", "--stats"];
+        ok_stdout(&[&base[..], flags].concat())
+    };
+    let interp = on(&["--engine", "interp"]);
+    assert_eq!(on(&["--engine", "jit", "--threads", "2", "--pin-threads"]), interp);
+    assert_eq!(on(&["--engine", "jit", "--threads", "2"]), interp);
+    let _ = std::fs::remove_dir_all(&dir);
+}

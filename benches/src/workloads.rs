@@ -18,13 +18,15 @@ pub struct RunOptions {
     pub wave_width: u32,
     /// JIT worker threads (0 = all cores).
     pub threads: usize,
+    /// JIT: pin each worker thread to a core.
+    pub pin_workers: bool,
     /// JIT: no bounds checks.
     pub unchecked: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
-        RunOptions { wave_width: 32, threads: 0, unchecked: false }
+        RunOptions { wave_width: 32, threads: 0, pin_workers: false, unchecked: false }
     }
 }
 
@@ -34,6 +36,7 @@ impl RunOptions {
             grid,
             wave_width: self.wave_width,
             threads: self.threads,
+            pin_workers: self.pin_workers,
             unchecked: self.unchecked,
             max_instructions: 0,
             initial_registers: args.to_vec(),

@@ -114,7 +114,7 @@ fn run_compiled(
         drop(worker);
         return Ok(tallied());
     }
-    let pool = pool(threads).map_err(|e| no_stack(e.to_string()))?;
+    let pool = pool(threads, launch.pin_workers).map_err(|e| no_stack(e.to_string()))?;
     // Workers claim runs of workgroup ids in order from one counter, and stop claiming and
     // running once any workgroup failed: a fault in a huge grid ends the dispatch at once.
     let next = AtomicU64::new(0);
@@ -162,20 +162,29 @@ fn claim(next: &AtomicU64, total: u64, workers: u64) -> Option<std::ops::Range<u
     Some(start..start + size(start))
 }
 
-/// A rayon pool per thread count, built once.
-fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, JitError> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+/// A rayon pool per thread count and pinning, built once. In a pinned pool worker `i` runs on
+/// core `i` (modulo the cores) only, where the host lets a thread choose its core.
+fn pool(threads: usize, pinned: bool) -> Result<Arc<rayon::ThreadPool>, JitError> {
+    type Pools = HashMap<(usize, bool), Arc<rayon::ThreadPool>>;
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
     let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = pools.get(&threads) {
+    if let Some(p) = pools.get(&(threads, pinned)) {
         return Ok(p.clone());
     }
+    let mut builder = rayon::ThreadPoolBuilder::new().num_threads(threads);
+    if pinned {
+        let cores = core_affinity::get_core_ids().unwrap_or_default();
+        builder = builder.start_handler(move |worker| {
+            if !cores.is_empty() {
+                // A host that refuses leaves the worker where the system puts it.
+                let _ = core_affinity::set_for_current(cores[worker % cores.len()]);
+            }
+        });
+    }
     let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| JitError::Host(format!("cannot start {threads} worker threads: {e}")))?,
+        builder.build().map_err(|e| JitError::Host(format!("cannot start {threads} worker threads: {e}")))?,
     );
-    pools.insert(threads, p.clone());
+    pools.insert((threads, pinned), p.clone());
     Ok(p)
 }
 
@@ -580,3 +589,40 @@ impl wave_runtime::Engine for JitEngine {
 
 #[cfg(test)]
 mod stack_tests;
+
+#[cfg(all(test, target_os = "linux"))]
+mod pinning_tests {
+    use super::pool;
+
+    /// The CPUs the calling thread may run on, as the kernel lists them ("0-1", "1").
+    fn allowed_cpus() -> String {
+        let status = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
+        let line = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"));
+        line.unwrap_or_default().trim().to_string()
+    }
+
+    #[test]
+    fn pinned_pools_keep_each_worker_on_one_core() {
+        let cores = core_affinity::get_core_ids().unwrap_or_default();
+        if cores.len() < 2 {
+            eprintln!(
+                "TEST DID NOT RUN: pinning needs two cores the process may use, it has {}",
+                cores.len()
+            );
+            return;
+        }
+        let threads = 2;
+        let on = |pinned| -> Vec<String> {
+            let pool = pool(threads, pinned).unwrap_or_else(|e| panic!("{e}"));
+            let (tx, rx) = std::sync::mpsc::channel();
+            pool.broadcast(|ctx| tx.send((ctx.index(), allowed_cpus())).unwrap_or(()));
+            let mut seen: Vec<(usize, String)> = rx.try_iter().collect();
+            seen.sort();
+            seen.into_iter().map(|(_, cpus)| cpus).collect()
+        };
+        let expected: Vec<String> = cores[..threads].iter().map(|c| c.id.to_string()).collect();
+        assert_eq!(on(true), expected, "worker i runs on core i only");
+        // Unpinned workers may run anywhere the process may.
+        assert!(on(false).iter().all(|cpus| *cpus == allowed_cpus()), "{:?}", on(false));
+    }
+}

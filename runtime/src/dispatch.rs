@@ -25,6 +25,9 @@ pub struct Dispatch {
     pub max_instructions: u64,
     /// JIT worker threads (0 = all cores). The interpreter is single-threaded.
     pub threads: usize,
+    /// JIT only: pin worker thread i to core i (modulo the cores), so the operating system
+    /// does not move workers between cores during a dispatch.
+    pub pin_workers: bool,
     /// JIT only: drop bounds checks.
     pub unchecked: bool,
 }
@@ -40,6 +43,7 @@ impl Default for Dispatch {
             initial_registers: Vec::new(),
             max_instructions: 10_000_000,
             threads: 0,
+            pin_workers: false,
             unchecked: false,
         }
     }
@@ -83,6 +87,7 @@ pub struct Launch {
     pub initial_registers: Vec<(u8, u32)>,
     pub max_instructions: u64,
     pub threads: usize,
+    pub pin_workers: bool,
     pub unchecked: bool,
     /// Bytes of device memory.
     pub device_size: u64,
@@ -264,6 +269,7 @@ pub fn resolve(kernel: &ValidKernel, d: &Dispatch, device: &Device) -> Result<La
         initial_registers: d.initial_registers.clone(),
         max_instructions: d.max_instructions,
         threads: d.threads,
+        pin_workers: d.pin_workers,
         unchecked: d.unchecked,
         device_size: device.size(),
     })

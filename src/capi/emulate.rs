@@ -51,7 +51,12 @@ fn device_for(mem: &[u8]) -> Result<Device, crate::Error> {
     let kept = KEPT.with(|kept| kept.borrow_mut().take()).filter(|d| d.memory_size() == size);
     let mut device = match kept {
         Some(device) => device,
-        None => Device::with_config(DeviceConfig { memory: size, threads: 0, engine: EngineKind::Jit })?,
+        None => Device::with_config(DeviceConfig {
+            memory: size,
+            threads: 0,
+            engine: EngineKind::Jit,
+            pin_threads: false,
+        })?,
     };
     let memory = device.memory_mut();
     memory[..mem.len()].copy_from_slice(mem);

@@ -73,7 +73,7 @@ pub unsafe extern "C" fn wave_device_new(
             }
         };
         let memory = if memory_size == 0 { DEFAULT_MEMORY } else { memory_size };
-        let config = DeviceConfig { memory, threads: threads as usize, engine };
+        let config = DeviceConfig { memory, threads: threads as usize, engine, pin_threads: false };
         let made = Device::with_config(config).map_err(|e| Failure::of(e, WAVE_ERROR_ARGUMENT))?;
         let handle = Box::new(WaveDevice { shared: Arc::new(Mutex::new(made)) });
         // SAFETY: the caller's contract for `device`.

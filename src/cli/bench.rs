@@ -68,6 +68,9 @@ pub struct BenchArgs {
     /// JIT worker threads (0 = all cores)
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// JIT: pin each worker thread to a core of its own
+    #[arg(long)]
+    pin_threads: bool,
     /// Also measure the JIT without bounds checks
     #[arg(long)]
     unchecked: bool,
@@ -98,7 +101,12 @@ pub fn bench(args: BenchArgs) -> CliResult {
         jit: all || args.engine == EngineChoice::Jit,
         interp: all || args.engine == EngineChoice::Interp,
         native: all || args.engine == EngineChoice::Native,
-        run: RunOptions { wave_width: args.wave_width, threads: args.threads, unchecked: false },
+        run: RunOptions {
+            wave_width: args.wave_width,
+            threads: args.threads,
+            pin_workers: args.pin_threads,
+            unchecked: false,
+        },
         unchecked_too: args.unchecked,
         interp_limit: Duration::from_secs_f64(args.interp_limit),
         budget: Duration::from_secs_f64(args.budget),

@@ -96,6 +96,9 @@ pub struct RunArgs {
     /// JIT worker threads (0 = all cores); the interpreter is single-threaded
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// JIT only: pin each worker thread to a core of its own (with more than one thread)
+    #[arg(long)]
+    pub pin_threads: bool,
     /// JIT only: drop memory bounds checks
     #[arg(long)]
     pub unchecked: bool,
@@ -210,6 +213,7 @@ pub fn run(args: RunArgs) -> CliResult {
         initial_registers: Vec::new(),
         max_instructions: args.max_instructions,
         threads: args.threads,
+        pin_workers: args.pin_threads,
         unchecked: args.unchecked,
     };
     let default_engine = if args.trace { "interp" } else { "jit" };
