@@ -16,7 +16,9 @@
 //! ([`KernelInfo`]). Engines and writers take only valid kernels, so none of them re-checks
 //! these rules or recomputes those facts.
 
-use crate::analysis::{call_graph, kernel_info, CallSite, KernelInfo};
+use crate::analysis::{
+    call_graph, kernel_info, uniformity_with, CallSite, KernelInfo, Uniformity, UniformityOptions,
+};
 use crate::instr::{Instruction, PredRef};
 use crate::ir::{FuncId, Kernel, Stmt, StmtKind, MAX_CALL_DEPTH};
 use crate::opcodes::{Kind, SPECIAL_REGISTERS};
@@ -122,6 +124,12 @@ impl ValidKernel {
     /// The tree.
     pub fn kernel(&self) -> &Kernel {
         &self.kernel
+    }
+
+    /// The uniformity and lane-affine analysis, on demand: it depends on the dispatch
+    /// (`options`), so it is not part of [`KernelInfo`].
+    pub fn uniformity(&self, options: UniformityOptions) -> Uniformity {
+        uniformity_with(&self.kernel, options)
     }
 
     /// The tree, to change it (it must be validated again to run).

@@ -35,9 +35,9 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 use env::WaveEnv;
 use std::collections::HashMap;
 use wave_isa::analysis::cost::{Cost, CostModel};
-use wave_isa::analysis::{uniformity_with, Uniformity, UniformityOptions};
+use wave_isa::analysis::{Uniformity, UniformityOptions};
 use wave_isa::opcodes::Role;
-use wave_isa::{FuncId, Instruction, Kernel, Operand, PredRef, StmtKind};
+use wave_isa::{FuncId, Instruction, Kernel, Operand, PredRef, StmtKind, ValidKernel};
 
 /// What a compiled function is specialised for (part of the cache key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -168,20 +168,17 @@ pub struct Analyses {
 }
 
 impl Analyses {
-    pub fn new(kernel: &Kernel, flags: Flags) -> Analyses {
+    pub fn new(kernel: &ValidKernel, flags: Flags) -> Analyses {
         let lanes = flags.width.max(1);
         Analyses {
-            shapes: uniformity_with(
-                kernel,
-                UniformityOptions { rows_fill_waves: flags.workgroup[0].is_multiple_of(4), lanes_log2: 2 },
-            ),
-            waves: uniformity_with(
-                kernel,
-                UniformityOptions {
-                    rows_fill_waves: flags.workgroup[0].is_multiple_of(lanes),
-                    lanes_log2: lanes.trailing_zeros() as u8,
-                },
-            ),
+            shapes: kernel.uniformity(UniformityOptions {
+                rows_fill_waves: flags.workgroup[0].is_multiple_of(4),
+                lanes_log2: 2,
+            }),
+            waves: kernel.uniformity(UniformityOptions {
+                rows_fill_waves: flags.workgroup[0].is_multiple_of(lanes),
+                lanes_log2: lanes.trailing_zeros() as u8,
+            }),
             costs: CostModel::new(kernel),
         }
     }
