@@ -14,7 +14,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::Module;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use wave_isa::{Kernel, StmtKind, ValidKernel};
@@ -176,25 +176,100 @@ fn tiering() -> Tiering {
 /// the optimized compile takes a few milliseconds).
 const QUICK_TIER_MIN_INSTS: usize = 2500;
 
-/// Keeps the JIT module (and so the code) alive.
-struct ModuleOwner(#[allow(dead_code)] JITModule);
+/// Owns a finalised JIT module: its code lives as long as this, and its memory is given back
+/// when this is dropped. A `ModuleOwner` lives in a [`Compiled`] (an entry tier, or a loop
+/// function of its [`LazyLoops`]), and code from it runs only while its caller holds an
+/// `Arc<Compiled>`: a dispatch holds one from before its first wave until after its last, and
+/// the optimized tier's thread receives one before it installs its code.
+struct ModuleOwner(Option<JITModule>);
+
+impl ModuleOwner {
+    fn new(module: JITModule) -> ModuleOwner {
+        LIVE_MODULES.fetch_add(1, Ordering::Relaxed);
+        ModuleOwner(Some(module))
+    }
+}
+
+impl Drop for ModuleOwner {
+    fn drop(&mut self) {
+        if let Some(module) = self.0.take() {
+            // SAFETY: dropped with its `Compiled` (or before it ever got one: a tier that failed
+            // a check), when no `Arc<Compiled>` is left (see the type's documentation), so no
+            // function of the module is running and none of its pointers is called again.
+            unsafe { module.free_memory() };
+            LIVE_MODULES.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
 // SAFETY: the module is never used again after finalisation; it only owns the executable
-// memory, which is immutable and may be shared and called from any thread.
+// memory, which is immutable and may be shared and called from any thread, and is freed
+// once, by the owner's drop.
 unsafe impl Send for ModuleOwner {}
 // SAFETY: as above; no method is called on it through a shared reference.
 unsafe impl Sync for ModuleOwner {}
+
+/// JIT modules whose code memory is held now (entry tiers and loop functions of every
+/// `Compiled` alive).
+static LIVE_MODULES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many JIT modules hold code memory now: what the compile cache keeps, plus code that
+/// runs or was compiled outside the cache (bounded by [`CACHE_ENTRIES`] when no one holds
+/// other code).
+pub fn live_modules() -> usize {
+    LIVE_MODULES.load(Ordering::Relaxed)
+}
+
+/// The most kernels (per flags) the compile cache keeps; beyond it the least recently used one
+/// goes, and its code memory with it once no dispatch runs it. A process that loads kernels
+/// without end (a runtime embedding wave-jit) thus keeps its memory bounded.
+pub const CACHE_ENTRIES: usize = 256;
 
 struct CacheEntry {
     hash: u64,
     flags: Flags,
     kernel: ValidKernel,
+    /// When it was last looked up or added (a tick of [`cache`]'s counter).
+    last_used: u64,
     /// Errors too: a kernel declined for its frame is not compiled again at every dispatch.
     compiled: Result<Arc<Compiled>, JitError>,
 }
 
-fn cache() -> &'static Mutex<Vec<CacheEntry>> {
-    static CACHE: OnceLock<Mutex<Vec<CacheEntry>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(Vec::new()))
+/// The compile cache: at most [`CACHE_ENTRIES`] entries, and a use counter.
+#[derive(Default)]
+struct Cache {
+    entries: Vec<CacheEntry>,
+    ticks: u64,
+}
+
+impl Cache {
+    /// The entry for `kernel` at `flags`, marked as just used.
+    fn find(&mut self, hash: u64, flags: Flags, kernel: &ValidKernel) -> Option<&CacheEntry> {
+        self.ticks += 1;
+        let now = self.ticks;
+        let entry =
+            self.entries.iter_mut().find(|e| e.hash == hash && e.flags == flags && e.kernel == *kernel)?;
+        entry.last_used = now;
+        Some(entry)
+    }
+
+    /// Add an entry; the least recently used one, if the cache was full, is returned (to be
+    /// dropped once the lock is released: dropping it may free code memory).
+    fn insert(&mut self, mut entry: CacheEntry) -> Option<CacheEntry> {
+        self.ticks += 1;
+        entry.last_used = self.ticks;
+        let evicted = (self.entries.len() >= CACHE_ENTRIES)
+            .then(|| self.entries.iter().enumerate().min_by_key(|(_, e)| e.last_used).map(|(i, _)| i))
+            .flatten()
+            .map(|oldest| self.entries.swap_remove(oldest));
+        self.entries.push(entry);
+        evicted
+    }
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
 }
 
 fn kernel_hash(kernel: &Kernel) -> u64 {
@@ -252,15 +327,16 @@ pub fn compile_or_reuse(kernel: &ValidKernel, flags: Flags) -> Result<(Arc<Compi
     let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
     let hash = kernel_hash(kernel);
     {
-        let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(e) = cache.iter().find(|e| e.hash == hash && e.flags == flags && e.kernel == *kernel) {
+        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = cache.find(hash, flags, kernel) {
             return e.compiled.clone().map(|compiled| (compiled, false));
         }
     }
     // Errors are cached too: a kernel the JIT declines is not compiled again at every dispatch.
     let compiled = compile_fresh(kernel, flags);
-    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-    cache.push(CacheEntry { hash, flags, kernel: kernel.clone(), compiled: compiled.clone() });
+    let entry = CacheEntry { hash, flags, kernel: kernel.clone(), last_used: 0, compiled: compiled.clone() };
+    let evicted = cache().lock().unwrap_or_else(|e| e.into_inner()).insert(entry);
+    drop(evicted);
     compiled.map(|compiled| (compiled, true))
 }
 
@@ -299,8 +375,7 @@ fn compile_fresh_tiers(
 pub fn is_cached(kernel: &ValidKernel, flags: Flags) -> bool {
     let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
     let hash = kernel_hash(kernel);
-    let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-    cache.iter().any(|e| e.hash == hash && e.flags == flags && e.kernel == *kernel)
+    cache().lock().unwrap_or_else(|e| e.into_inner()).find(hash, flags, kernel).is_some()
 }
 
 /// Lane-instructions (threads × instructions once calls are inlined) under which a dispatch
@@ -516,7 +591,7 @@ fn define_alone(
         // Where the code was loaded, to place `perf` samples in the `.bin` (best effort).
         let _ = std::fs::write(stem.with_extension("addr"), format!("{:x}\n", address as usize));
     }
-    Ok((Defined { address, frame }, ModuleOwner(module)))
+    Ok((Defined { address, frame }, ModuleOwner::new(module)))
 }
 
 /// Developer aid: with WAVE_JIT_DUMP=DIR, where a function's CLIF (`@pc` marks each
