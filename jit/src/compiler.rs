@@ -220,8 +220,8 @@ pub fn live_modules() -> usize {
     LIVE_MODULES.load(Ordering::Relaxed)
 }
 
-/// The most kernels (per flags) the compile cache keeps; beyond it the least recently used one
-/// goes, and its code memory with it once no dispatch runs it. A process that loads kernels
+/// The most entries (a kernel at one set of flags each) the compile cache keeps; beyond it the
+/// least recently used one goes, and its code memory with it once no dispatch runs it. A process that loads kernels
 /// without end (a runtime embedding wave-jit) thus keeps its memory bounded.
 pub const CACHE_ENTRIES: usize = 256;
 
