@@ -6,6 +6,9 @@
 //! Every [`Engine`] (the interpreter here, the JIT in `wave-jit-codegen`) runs a kernel by
 //! these rules, so that all of them leave bit-for-bit the same device memory:
 //!
+//! - **Input**: a kernel that passed validation ([`wave_isa::ValidKernel`], which carries what
+//!   validation learned); **output**: a [`RunReport`] (the counters, whether another engine ran
+//!   the kernel instead, and how the code was compiled) or a [`RunError`].
 //! - **Before anything runs**, the [`Dispatch`] is resolved ([`resolve`]): the kernel's
 //!   `.workgroup_size`, register count and `.local_memory` replace the dispatch's, and every
 //!   limit of [`caps`] is checked. A rejected dispatch is a [`RunError`] of kind
