@@ -240,6 +240,17 @@ const SYCL_NOT_COMPARED: &[(&str, &str)] = &[
          SYCL does not order work-groups (the OpenCL CPU device ran them in order in most runs, \
          not in all)",
     ),
+    (
+        "atomics/device_add.wave",
+        "the old values returned across its two work-groups record the order they ran in; SYCL \
+         does not order work-groups (the interpreter runs them one after another)",
+    ),
+    (
+        "stress/atomics_many_workgroups.wave",
+        "its tickets (old values of a device atomic_add from 64 work-groups) record the order \
+         they ran in; SYCL does not order work-groups (the interpreter runs them one after \
+         another)",
+    ),
 ];
 
 /// The wave width to run a program at on the SYCL CPU device: 32 when listed, else the widest
