@@ -106,3 +106,14 @@ pub use wave_runtime::Stats;
 pub use wave_isa as isa;
 pub use wave_jit_codegen as codegen;
 pub use wave_runtime as runtime;
+
+/// `config` for random programs run on the JIT (`wave-jit fuzz-diff`): what the generator
+/// must know of it, its size limit and the ops its chunk-major loops admit (lane-local loops
+/// are made of those).
+pub fn jit_fuzz_config(config: wave_difftest::gen::GenConfig) -> wave_difftest::gen::GenConfig {
+    wave_difftest::gen::GenConfig {
+        instruction_limit: Some(wave_jit_codegen::compiler::instruction_limit),
+        favoured_ops: Some(wave_jit_codegen::translate::rules::is_native),
+        ..config
+    }
+}

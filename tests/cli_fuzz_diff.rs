@@ -37,11 +37,7 @@ fn fuzz_diff_refuses_more_threads_than_a_dispatch_takes() {
 fn the_reproduce_line_runs_the_program_as_the_fuzzer_did() {
     let dir = scratch("cli-fuzz-diff", "reproduce_line");
     // The JIT's facts, as `fuzz-diff` generates programs.
-    let config = GenConfig {
-        instruction_limit: Some(wave_jit_codegen::compiler::instruction_limit),
-        favoured_ops: Some(wave_jit_codegen::translate::rules::is_native),
-        ..GenConfig::only(ProgramKind::FullDevice)
-    };
+    let config = wave_jit::jit_fuzz_config(GenConfig::only(ProgramKind::FullDevice));
     let (case_seed, mut program) = case_program(5, 0, &[8], &config);
     assert!(program.shape.full_device);
     // One workgroup: the program was not generated order independent.

@@ -73,7 +73,7 @@ pub(crate) fn kernel_info(kernel: &Kernel, call_graph: Vec<Vec<CallSite>>) -> Ke
         uses_mma: false,
         uses_calls: false,
         functions: kernel.funcs.len() as u32,
-        inlined_instructions: inlined_instructions(kernel),
+        inlined_instructions: inlined_instructions_in(kernel, &call_graph),
         call_graph,
     };
     // Functions may share code (a call into the middle of the entry), so count offsets.
@@ -135,6 +135,14 @@ pub(crate) fn kernel_info(kernel: &Kernel, call_graph: Vec<Vec<CallSite>>) -> Ke
 /// in saturating arithmetic: linear in the kernel's size whatever the result, recursion
 /// included.
 pub fn inlined_instructions(kernel: &Kernel) -> u64 {
+    // Most kernels have no calls: no graph to make.
+    let graph = if kernel.funcs.len() > 1 { call_graph(kernel) } else { Vec::new() };
+    inlined_instructions_in(kernel, &graph)
+}
+
+/// [`inlined_instructions`] with the kernel's call graph already made (ignored, and may be
+/// empty, for a kernel of one function).
+fn inlined_instructions_in(kernel: &Kernel, graph: &[Vec<CallSite>]) -> u64 {
     // A function's own instructions, its calls not expanded.
     let own_size = |func: &crate::ir::Function| {
         let mut count = 0u64;
@@ -148,11 +156,10 @@ pub fn inlined_instructions(kernel: &Kernel) -> u64 {
         });
         count
     };
-    // Most kernels have no calls: one walk (the validator asks for this for every kernel).
+    // Most kernels have no calls: one walk.
     if let [entry] = kernel.funcs.as_slice() {
         return own_size(entry);
     }
-    let graph = call_graph(kernel);
     let own: Vec<u64> = kernel.funcs.iter().map(own_size).collect();
     // sizes[f]: function f's size when its body is inlined at call depth `depth` (the number
     // of calls open around it), filled from the deepest level up.

@@ -221,8 +221,9 @@ pub fn live_modules() -> usize {
 }
 
 /// The most entries (a kernel at one set of flags each) the compile cache keeps; beyond it the
-/// least recently used one goes, and its code memory with it once no dispatch runs it. A process that loads kernels
-/// without end (a runtime embedding wave-jit) thus keeps its memory bounded.
+/// least recently used one goes, and its code memory with it once no dispatch runs it. A
+/// process that loads kernels without end (a runtime embedding wave-jit) thus keeps its memory
+/// bounded.
 pub const CACHE_ENTRIES: usize = 256;
 
 struct CacheEntry {
@@ -258,10 +259,11 @@ impl Cache {
     fn insert(&mut self, mut entry: CacheEntry) -> Option<CacheEntry> {
         self.ticks += 1;
         entry.last_used = self.ticks;
-        let evicted = (self.entries.len() >= CACHE_ENTRIES)
-            .then(|| self.entries.iter().enumerate().min_by_key(|(_, e)| e.last_used).map(|(i, _)| i))
-            .flatten()
-            .map(|oldest| self.entries.swap_remove(oldest));
+        let mut evicted = None;
+        if self.entries.len() >= CACHE_ENTRIES {
+            let oldest = self.entries.iter().enumerate().min_by_key(|(_, e)| e.last_used).map(|(i, _)| i);
+            evicted = oldest.map(|i| self.entries.swap_remove(i));
+        }
         self.entries.push(entry);
         evicted
     }
@@ -323,14 +325,10 @@ pub fn compile(kernel: &ValidKernel, flags: Flags) -> Result<Arc<Compiled>, JitE
 
 /// [`compile`], also telling whether this call compiled the code (false: it came from the cache).
 pub fn compile_or_reuse(kernel: &ValidKernel, flags: Flags) -> Result<(Arc<Compiled>, bool), JitError> {
-    // Counting for `--stats` is done by the budget's accounting.
-    let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
+    let flags = cache_flags(flags);
     let hash = kernel_hash(kernel);
-    {
-        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(e) = cache.find(hash, flags, kernel) {
-            return e.compiled.clone().map(|compiled| (compiled, false));
-        }
+    if let Some(compiled) = lookup(hash, flags, kernel) {
+        return compiled.map(|compiled| (compiled, false));
     }
     // Errors are cached too: a kernel the JIT declines is not compiled again at every dispatch.
     let compiled = compile_fresh(kernel, flags);
@@ -360,7 +358,7 @@ fn compile_fresh_tiers(
     flags: Flags,
     background: bool,
 ) -> Result<Arc<Compiled>, JitError> {
-    let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
+    let flags = cache_flags(flags);
     check_size(kernel, flags.width)?;
     let (compiled, optimized) = compile_uncached(kernel, flags, background)?;
     let compiled = Arc::new(compiled);
@@ -371,11 +369,27 @@ fn compile_fresh_tiers(
     Ok(compiled)
 }
 
+/// What the compile cache holds for `kernel` at `flags` (the code, or why the JIT declined
+/// the kernel), without compiling.
+pub fn cached(kernel: &ValidKernel, flags: Flags) -> Option<Result<Arc<Compiled>, JitError>> {
+    let flags = cache_flags(flags);
+    lookup(kernel_hash(kernel), flags, kernel)
+}
+
 /// Whether code for `kernel` and `flags` is in the compile cache (compiled, or declined).
 pub fn is_cached(kernel: &ValidKernel, flags: Flags) -> bool {
-    let flags = Flags { fuel: flags.fuel || flags.stats, ..flags };
-    let hash = kernel_hash(kernel);
-    cache().lock().unwrap_or_else(|e| e.into_inner()).find(hash, flags, kernel).is_some()
+    cached(kernel, flags).is_some()
+}
+
+/// The flags code is cached and compiled under: counting for `--stats` is done by the
+/// budget's accounting.
+fn cache_flags(flags: Flags) -> Flags {
+    Flags { fuel: flags.fuel || flags.stats, ..flags }
+}
+
+fn lookup(hash: u64, flags: Flags, kernel: &ValidKernel) -> Option<Result<Arc<Compiled>, JitError>> {
+    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    cache.find(hash, flags, kernel).map(|e| e.compiled.clone())
 }
 
 /// Lane-instructions (threads × instructions once calls are inlined) under which a dispatch

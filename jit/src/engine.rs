@@ -45,13 +45,12 @@ impl RunFailure {
     }
 }
 
-/// A compile that failed, as the run's error.
-fn compile_error(kernel: &str, e: JitError) -> RunError {
-    let kind = match e {
+/// A JIT error (a compile that failed, no worker threads to be had) as the run's error kind.
+fn jit_error_kind(e: JitError) -> RunErrorKind {
+    match e {
         JitError::Unsupported(what) | JitError::TooLarge(what) => RunErrorKind::Unsupported(what),
         other => RunErrorKind::Unsupported(format!("JIT: {other}")),
-    };
-    RunError::before_run(kernel, kind)
+    }
 }
 
 /// What [`JitEngine::run_or_decline`] did.
@@ -114,7 +113,8 @@ fn run_compiled(
         drop(worker);
         return Ok(tallied());
     }
-    let pool = pool(threads, launch.pin_workers).map_err(|e| no_stack(e.to_string()))?;
+    let no_pool = |e| RunFailure { workgroup: wg_id(0), wave: 0, fault: Fault::at(0, jit_error_kind(e)) };
+    let pool = pool(threads, launch.pin_workers).map_err(no_pool)?;
     // Workers claim runs of workgroup ids in order from one counter, and stop claiming and
     // running once any workgroup failed: a fault in a huge grid ends the dispatch at once.
     let next = AtomicU64::new(0);
@@ -534,8 +534,10 @@ impl JitEngine {
         let launch = wave_runtime::resolve(kernel, dispatch, device)
             .map_err(|e| RunError::before_run(name, RunErrorKind::Dispatch(e)))?;
         let flags = flags_for(&launch, self.stats);
+        // One look into the cache: a cached dispatch (the common case) hashes its kernel once.
+        let cached = crate::compiler::cached(kernel, flags);
         // Unchecked code has no interpreter twin (the interpreter always checks bounds).
-        if decline && !launch.unchecked && !crate::compiler::is_cached(kernel, flags) {
+        if decline && !launch.unchecked && cached.is_none() {
             let threads = launch.workgroups.saturating_mul(launch.threads_per_workgroup as u64);
             // A kernel the JIT declines says so (below), however small the dispatch.
             let fits = crate::compiler::check_size(kernel, launch.wave_width).is_ok();
@@ -543,9 +545,13 @@ impl JitEngine {
                 return Ok(Ran::Small(why));
             }
         }
-        let (code, compiled_now) = match compile_or_reuse(kernel, flags) {
+        let compiled = match cached {
+            Some(code) => code.map(|code| (code, false)),
+            None => compile_or_reuse(kernel, flags),
+        };
+        let (code, compiled_now) = match compiled {
             Err(JitError::TooLarge(why)) if decline => return Ok(Ran::Declined(why)),
-            compiled => compiled.map_err(|e| compile_error(name, e))?,
+            compiled => compiled.map_err(|e| RunError::before_run(name, jit_error_kind(e)))?,
         };
         let view = DeviceView { size: device.size(), window: device.window_ptr() };
         let stats = run_compiled(&code, &launch, self.stats, view).map_err(|f| f.into_error(name))?;

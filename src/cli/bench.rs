@@ -177,13 +177,7 @@ pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
         widths,
         every_counter: args.stats,
         threads: args.threads,
-        // What the generator must know of the JIT: its size limit, and the ops its chunk-major
-        // loops admit (lane-local loops are made of those).
-        gen: GenConfig {
-            instruction_limit: Some(wave_jit_codegen::compiler::instruction_limit),
-            favoured_ops: Some(wave_jit_codegen::translate::rules::is_native),
-            ..GenConfig::default()
-        },
+        gen: wave_jit::jit_fuzz_config(GenConfig::default()),
         ..FuzzOptions::default()
     };
     let mut last_shown = 0u64;

@@ -13,7 +13,9 @@ use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError};
 pub const WIDTHS: [u32; 5] = [4, 8, 16, 32, 64];
 
 /// `config` for random programs run on the JIT: they stay under its size limit, and lane-local
-/// loops are made of the ops it lowers to vector code (what its chunk-major loops admit).
+/// loops are made of the ops it lowers to vector code (what its chunk-major loops admit). The
+/// twin of `wave_jit::jit_fuzz_config`, which this crate's tests cannot reach (the root
+/// package depends on this one).
 pub fn for_jit(config: GenConfig) -> GenConfig {
     GenConfig {
         instruction_limit: Some(wave_jit_codegen::compiler::instruction_limit),
