@@ -145,7 +145,7 @@ impl Translator<'_, '_> {
             let any = self.any(&nan);
             let go = self.b.create_block();
             self.b.ins().brif(any, bail, &[], go, &[]);
-            self.b.switch_to_block(go);
+            self.continue_in(go);
         }
     }
 

@@ -78,7 +78,7 @@ impl Translator<'_, '_> {
         let done = self.b.ins().iconst(I32, status::DONE as i64);
         let args = self.exit_args(done, Cost::ZERO, pc);
         self.b.ins().jump(self.exit, &args);
-        self.b.switch_to_block(go);
+        self.continue_in(go);
     }
 
     /// Pay everything pending.

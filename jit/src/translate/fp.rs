@@ -189,7 +189,7 @@ impl Translator<'_, '_> {
         if let Some(bail) = self.bailout {
             // Speculative loop: the wave-major copy redoes it with the rule.
             self.b.ins().brif(any, bail, &[], done, &[]);
-            self.b.switch_to_block(done);
+            self.continue_in(done);
             return Ok(());
         }
         let exact = self.b.create_block();
@@ -217,7 +217,7 @@ impl Translator<'_, '_> {
             self.set_reg(inst.rd as u32, &result, &mask);
         }
         self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
+        self.continue_in(done);
         Ok(())
     }
 

@@ -15,8 +15,9 @@ use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{BlockArg, ConstantData, InstBuilder, MemFlagsData, Value};
+use wave_isa::analysis::Uniformity;
 use wave_isa::opcodes::{Class, Slot};
-use wave_isa::{Instruction, Op};
+use wave_isa::{FuncId, Instruction, Op};
 
 /// How a memory op's address varies across the 4 lanes of each vector.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +26,10 @@ enum AddressShape {
     Same,
     /// Consecutive 4-byte words (lane j at base + 4j): one vector access.
     Consecutive,
+    /// Consecutive 4-byte words across the whole wave, every lane running, in checked code:
+    /// lane 0's address places every vector (vector k at +16k) and bounds them all with one
+    /// compare (see [`Translator::wave_consecutive`]).
+    WaveConsecutive,
     /// Anything else: one access per lane.
     Scattered,
 }
@@ -36,7 +41,9 @@ impl Translator<'_, '_> {
         let bytes = inst.op.access_bytes();
         let addr = self.reg(inst.rs1 as u32);
         let shape = match self.address_shape(inst, pc) {
-            AddressShape::Consecutive if bytes != 4 => AddressShape::Scattered,
+            AddressShape::Consecutive | AddressShape::WaveConsecutive if bytes != 4 => {
+                AddressShape::Scattered
+            }
             shape => shape,
         };
         if self.flags.checked {
@@ -46,6 +53,7 @@ impl Translator<'_, '_> {
             AddressShape::Scattered => self.load_scattered(&addr, bytes, local),
             AddressShape::Same => self.load_same(pc, &addr, &mask, bytes, local),
             AddressShape::Consecutive => vec![self.load_consecutive(pc, &addr, &mask, local)],
+            AddressShape::WaveConsecutive => vec![self.load_wave_consecutive(&addr, local)],
         };
         for (i, regs) in vals.iter().enumerate() {
             self.set_reg(inst.rd as u32 + i as u32, regs, &mask);
@@ -123,7 +131,7 @@ impl Translator<'_, '_> {
         let vector = self.b.create_block();
         if let Some(bail) = self.bailout {
             self.b.ins().brif(wraps, bail, &[], vector, &[]);
-            self.b.switch_to_block(vector);
+            self.continue_in(vector);
             return offsets.iter().map(|&f| self.vector_load(base, f, false)).collect();
         }
         let lanes = self.b.create_block();
@@ -133,6 +141,7 @@ impl Translator<'_, '_> {
         }
         self.b.set_cold_block(lanes);
         self.b.ins().brif(wraps, lanes, &[], vector, &[]);
+        self.b.seal_block(vector);
         self.b.switch_to_block(lanes);
         let each = self.load_each_lane(base, addr, local);
         let args: Vec<BlockArg> = each.iter().map(|&v| v.into()).collect();
@@ -140,8 +149,17 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(vector);
         let vals: Vec<BlockArg> = offsets.iter().map(|&f| self.vector_load(base, f, false).into()).collect();
         self.b.ins().jump(join, &vals);
-        self.b.switch_to_block(join);
+        self.continue_in(join);
         self.b.block_params(join).to_vec()
+    }
+
+    /// The wave's consecutive words: its bounds check passed lane 0's address with room for
+    /// all 16 × W/4 bytes, so none wraps and one pointer serves every vector.
+    fn load_wave_consecutive(&mut self, addr: &[Value], local: bool) -> Vec<Value> {
+        let first = self.lane0(addr[0]);
+        let base = self.memory_base(local);
+        let p = self.scalar_pointer(base, first, false);
+        (0..self.n).map(|k| self.b.ins().load(I32X4, plain_memory(), p, 16 * k as i32)).collect()
     }
 
     /// A 16-byte load at `base + offset` (the offset masked into the local buffer with `wrap`).
@@ -257,23 +275,37 @@ impl Translator<'_, '_> {
         self.lane0_runs_with_its_vector(pc) && (local || !self.flags.window_wraps)
     }
 
-    /// The address operand's shape from the per-vector analysis.
+    /// The address operand's shape from the per-vector analysis (and the wave analysis).
     fn address_shape(&self, inst: &Instruction, pc: u32) -> AddressShape {
         match self.operand_stride(inst, pc, Slot::Rs1) {
             Some(0) => AddressShape::Same,
+            Some(4) if self.wave_consecutive(inst, pc) => AddressShape::WaveConsecutive,
             Some(4) => AddressShape::Consecutive,
             _ => AddressShape::Scattered,
         }
     }
 
+    /// Whether the address is `base + 4 × lane` across the whole wave (the wave analysis) and
+    /// every lane runs the access: then vector k's lane 0 is lane 0's address plus 16k. The
+    /// analysis describes the lanes that run a statement, so the form holds for all W lanes
+    /// only where all of them run it (`full`: unguarded, every lane live and active, by the
+    /// analysis or by the run-time test of a coherent copy). Checked code only, where lane 0
+    /// decides the bounds (its one compare covers every vector), and not in chunk-major loops
+    /// (their vectors are not the wave's).
+    fn wave_consecutive(&self, inst: &Instruction, pc: u32) -> bool {
+        let local = matches!(inst.op.class(), Class::LocalLoad | Class::LocalStore);
+        self.full
+            && self.n > 1
+            && self.bailout.is_none()
+            && self.flags.checked
+            && self.lane0_decides(pc, local)
+            && stride_in(self.waves, self.func, inst, pc, Slot::Rs1) == Some(4)
+    }
+
     /// How the operand in `slot` varies across the lanes of each vector, from the per-vector
     /// analysis: `base + lane × stride` in the running lanes, or unknown.
     pub(super) fn operand_stride(&self, inst: &Instruction, pc: u32, slot: Slot) -> Option<u32> {
-        let info = self.shapes.get(self.func, pc)?;
-        inst.operands()
-            .zip(&info.operands)
-            .find(|((spec, _), _)| spec.slot == slot)
-            .and_then(|(_, value)| value.stride())
+        stride_in(self.shapes, self.func, inst, pc, slot)
     }
 
     /// Base pointer of device memory or of the worker's local buffer.
@@ -337,6 +369,15 @@ impl Translator<'_, '_> {
         addr: &[Value],
         mask: &[Value],
     ) -> Value {
+        if shape == AddressShape::WaveConsecutive {
+            // The last vector's lane 0, in 64 bits: past 2^32 it is out of bounds, not wrapped.
+            let first = self.lane0(addr[0]);
+            let first = self.b.ins().uextend(I64, first);
+            let top = self.b.ins().iadd_imm_u(first, 16 * (self.n as i64 - 1));
+            let lim = self.load_ctx(I32, self.env.limit_offset(local, 16u32.trailing_zeros()));
+            let lim = self.b.ins().uextend(I64, lim);
+            return self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, top, lim);
+        }
         let lane0_decides = shape != AddressShape::Scattered && self.lane0_decides(pc, local);
         let mut top: Option<Value> = None;
         for k in 0..self.n {
@@ -383,7 +424,7 @@ impl Translator<'_, '_> {
         if let Some(bail) = self.bailout {
             // Chunk-major: a possible fault is found again, in interpreter order, wave-major.
             self.b.ins().brif(any, bail, &[], go, &[]);
-            self.b.switch_to_block(go);
+            self.continue_in(go);
             return;
         }
         let cold = self.b.create_block();
@@ -403,7 +444,7 @@ impl Translator<'_, '_> {
             let all = self.all_lanes_bits();
             let st = self.call_helper(helpers::bounds_fault, super::helper_op(inst), all, pc);
             self.leave(st);
-            self.b.switch_to_block(go);
+            self.continue_in(go);
             return;
         }
         let fault = self.fault_candidates(local, bytes, addr, mask);
@@ -425,15 +466,16 @@ impl Translator<'_, '_> {
             let st = self.call_helper(helpers::bounds, super::helper_op(inst), bits, pc);
             self.leave_if(st, go);
         }
-        self.b.switch_to_block(go);
+        self.continue_in(go);
     }
 
     /// A 32-bit store to consecutive addresses runs as vector stores when every lane is active
     /// (and, checked, none may fault; and the 16 bytes from each vector's lane 0 hold its four
     /// addresses, see `load_consecutive`); anything else takes the lane-order helper.
     pub fn store(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
-        let consecutive =
-            inst.op.access_bytes() == 4 && self.address_shape(inst, pc) == AddressShape::Consecutive;
+        let shape = self.address_shape(inst, pc);
+        let consecutive = inst.op.access_bytes() == 4
+            && matches!(shape, AddressShape::Consecutive | AddressShape::WaveConsecutive);
         if !consecutive {
             return self.memory_helper(inst, pc);
         }
@@ -457,7 +499,7 @@ impl Translator<'_, '_> {
         // the four addresses.
         let proven = self.flags.checked && (local || !self.flags.window_wraps);
         if self.flags.checked {
-            let any = self.may_fault(pc, AddressShape::Consecutive, local, 4, &addr, &mask);
+            let any = self.may_fault(pc, shape, local, 4, &addr, &mask);
             fast = self.b.ins().band_not(fast, any);
         }
         let offsets = if proven { firsts } else { self.access_offsets(&firsts, local) };
@@ -469,11 +511,19 @@ impl Translator<'_, '_> {
         let lanes = self.b.create_block();
         let done = self.b.create_block();
         self.b.ins().brif(fast, vector, &[], lanes, &[]);
-        self.b.switch_to_block(vector);
+        self.continue_in(vector);
         let base = self.memory_base(local);
-        for (k, &offset) in offsets.iter().enumerate() {
-            let p = self.scalar_pointer(base, offset, local && proven);
-            self.b.ins().store(plain_memory(), value[k], p, 0);
+        if shape == AddressShape::WaveConsecutive {
+            // Every vector from lane 0's pointer: the bounds check covered them all.
+            let p = self.scalar_pointer(base, offsets[0], false);
+            for (k, &v) in value.iter().enumerate() {
+                self.b.ins().store(plain_memory(), v, p, 16 * k as i32);
+            }
+        } else {
+            for (k, &offset) in offsets.iter().enumerate() {
+                let p = self.scalar_pointer(base, offset, local && proven);
+                self.b.ins().store(plain_memory(), value[k], p, 0);
+            }
         }
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(lanes);
@@ -491,7 +541,7 @@ impl Translator<'_, '_> {
             self.memory_helper(inst, pc)?;
             self.b.ins().jump(done, &[]);
         }
-        self.b.switch_to_block(done);
+        self.continue_in(done);
         Ok(())
     }
 
@@ -575,6 +625,16 @@ impl Translator<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// How the operand in `slot` of `inst` varies across the lanes the analysis `shapes` describes
+/// (one vector's or the whole wave's): `base + lane × stride`, or unknown.
+fn stride_in(shapes: &Uniformity, func: FuncId, inst: &Instruction, pc: u32, slot: Slot) -> Option<u32> {
+    let info = shapes.get(func, pc)?;
+    inst.operands()
+        .zip(&info.operands)
+        .find(|((spec, _), _)| spec.slot == slot)
+        .and_then(|(_, value)| value.stride())
 }
 
 /// The context's scratch slots: plain memory, never trapping.

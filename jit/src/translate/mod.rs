@@ -600,7 +600,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     pub fn check_status(&mut self, status: Value) {
         let next = self.b.create_block();
         self.leave_if(status, next);
-        self.b.switch_to_block(next);
+        self.continue_in(next);
+    }
+
+    /// Go on in `block`, every branch to which is now emitted. Sealed first, it reads a value
+    /// of its predecessors as that value itself, not through a block parameter made while its
+    /// predecessors were unknown: so the lane-0 forms recorded for the value still apply, and
+    /// the vector code that only fed them stays dead.
+    pub fn continue_in(&mut self, block: Block) {
+        self.b.seal_block(block);
+        self.b.switch_to_block(block);
     }
 
     /// Call a helper and leave on a non-zero status.

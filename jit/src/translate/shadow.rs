@@ -243,7 +243,7 @@ impl Translator<'_, '_> {
             let all = self.b.ins().vall_true(all);
             let go = self.b.create_block();
             self.b.ins().brif(all, go, &[], bail, &[]);
-            self.b.switch_to_block(go);
+            self.continue_in(go);
         }
     }
 
