@@ -1,5 +1,6 @@
 //! Chunk-major loops: a loop whose lanes cannot see each other runs to its end on one 4-lane
-//! vector at a time instead of on the whole wave at once.
+//! vector at a time instead of on the whole wave at once (or on a few vectors together, where
+//! their registers fit: `vectors_per_chunk`).
 //!
 //! Wave-major code keeps every register of all W/4 vectors live across the body: a GEMM
 //! kernel's 16 accumulators are 128 vectors at W = 32, far more than the 16 machine
