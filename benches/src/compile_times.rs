@@ -101,12 +101,17 @@ pub fn optimized_code(subject: &Subject, width: u32) -> Result<Option<Duration>,
     }
 }
 
+/// Issue 16's compile-time target for every kernel at W = 32: the kernels over it are named.
+pub const TARGET: Duration = Duration::from_millis(50);
+
 /// Median and maximum of compile times over kernels, with the slowest kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spread {
     pub p50: Duration,
     pub max: Duration,
     pub slowest: String,
+    /// The kernels over [`TARGET`], slowest first.
+    pub over_target: Vec<(String, Duration)>,
 }
 
 /// The spread of `times` (label, time); None when empty.
@@ -116,7 +121,8 @@ pub fn spread(times: &[(String, Duration)]) -> Option<Spread> {
     let (slowest, max) = (*sorted.last()?).clone();
     // The lower median for an even count: a time some kernel really took.
     let p50 = sorted[(sorted.len() - 1) / 2].1;
-    Some(Spread { p50, max, slowest })
+    let over_target = sorted.iter().rev().take_while(|(_, t)| *t > TARGET).map(|&x| x.clone()).collect();
+    Some(Spread { p50, max, slowest, over_target })
 }
 
 /// What [`survey`] found at one width.
@@ -168,8 +174,22 @@ mod tests {
             ("c".to_string(), ms(1)),
             ("d".to_string(), ms(4)),
         ];
-        assert_eq!(spread(&times), Some(Spread { p50: ms(3), max: ms(9), slowest: "b".into() }));
+        let want = Spread { p50: ms(3), max: ms(9), slowest: "b".into(), over_target: vec![] };
+        assert_eq!(spread(&times), Some(want));
         assert_eq!(spread(&[]), None);
+    }
+
+    #[test]
+    fn spread_names_the_kernels_over_the_target_slowest_first() {
+        let ms = Duration::from_millis;
+        let times = vec![
+            ("fast".to_string(), ms(2)),
+            ("slow".to_string(), ms(80)),
+            ("at".to_string(), TARGET),
+            ("slower".to_string(), ms(300)),
+        ];
+        let over = spread(&times).unwrap().over_target;
+        assert_eq!(over, vec![("slower".to_string(), ms(300)), ("slow".to_string(), ms(80))]);
     }
 
     #[test]

@@ -534,8 +534,14 @@ pub fn bench_compile(progress: &mut dyn FnMut(&str)) -> Result<String, BenchErro
     );
     let _ = writeln!(
         out,
-        "\n  {:>3}  {:<10} {:>8} {:>6} {:>10} {:>10}  slowest",
-        "W", "code", "kernels", "failed", "p50", "max"
+        "\n  {:>3}  {:<10} {:>8} {:>6} {:>10} {:>10} {:>8}  slowest",
+        "W",
+        "code",
+        "kernels",
+        "failed",
+        "p50",
+        "max",
+        format!(">{}", secs(compile_times::TARGET))
     );
     let first = |t: &CompileTime| Some(t.first);
     let optimized = |t: &CompileTime| t.optimized;
@@ -547,16 +553,25 @@ pub fn bench_compile(progress: &mut dyn FnMut(&str)) -> Result<String, BenchErro
         {
             let picked: Vec<(String, Duration)> =
                 survey.times.iter().filter_map(|(l, t)| pick(t).map(|d| (l.clone(), d))).collect();
-            let (p50, max, slowest) = match compile_times::spread(&picked) {
-                Some(s) => (secs(s.p50), secs(s.max), s.slowest),
-                None => ("-".into(), "-".into(), String::new()),
+            let (p50, max, slowest, over) = match compile_times::spread(&picked) {
+                Some(s) => (secs(s.p50), secs(s.max), s.slowest, s.over_target),
+                None => ("-".into(), "-".into(), String::new(), Vec::new()),
             };
             let _ = writeln!(
                 out,
-                "  {width:>3}  {code:<10} {:>8} {:>6} {p50:>10} {max:>10}  {slowest}",
+                "  {width:>3}  {code:<10} {:>8} {:>6} {p50:>10} {max:>10} {:>8}  {slowest}",
                 picked.len(),
-                survey.failed.len()
+                survey.failed.len(),
+                over.len()
             );
+            if !over.is_empty() {
+                let named: Vec<String> = over.iter().map(|(l, t)| format!("{l} {}", secs(*t))).collect();
+                notes.push(format!(
+                    "W = {width}, {code}: over {}: {}",
+                    secs(compile_times::TARGET),
+                    named.join(", ")
+                ));
+            }
         }
         for (label, t) in survey.times.iter().filter(|(_, t)| t.optimized.is_none()) {
             let why = if t.first > compile_times::OUTLIER {
