@@ -1,12 +1,12 @@
 //! Compiling a kernel for one (W, flags) into machine code, with an in-process cache.
 
-use crate::ctx::WaveCtx;
+use crate::abi::{entry_signature, loop_fn_signature, LoopCode, LoopFnPtr, LoopFunctions, LoopTable, WaveFn};
+pub use crate::abi::{MAX_FRAME, STACK_MARGIN};
 use crate::error::JitError;
+use crate::helpers;
 use crate::translate::env::CtxEnv;
-use crate::translate::loop_fn::{loop_fn_signature, prune_loop_state, LoopFn};
+use crate::translate::loop_fn::{prune_loop_state, LoopFn};
 use crate::translate::{Analyses, Flags, Translator};
-use cranelift_codegen::ir::types::{I32, I64};
-use cranelift_codegen::ir::AbiParam;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use wave_isa::{Kernel, StmtKind, ValidKernel};
 pub use wave_runtime::Tiers;
 
-/// The compiled entry: runs one wave to its end (or to an error); returns a `ctx::status`.
-pub type WaveFn = unsafe extern "C" fn(*mut WaveCtx) -> u32;
+/// The runtime the code is compiled for: the context layout of [`crate::abi`] and the
+/// helpers of [`crate::helpers`].
+static RUNTIME_ENV: CtxEnv = CtxEnv::new(helpers::address);
 
 /// One compiled kernel.
 ///
@@ -36,8 +37,9 @@ pub struct Compiled {
     first: EntryCode,
     /// The optimized tier's entry function, once it took over.
     second: OnceLock<EntryCode>,
-    /// The loop functions the entry calls on a bail-out (`WaveCtx::lazy_loops`).
-    pub lazy: LazyLoops,
+    /// The loop functions the entry calls on a bail-out ([`LazyLoops`], behind
+    /// `WaveCtx::lazy_loops`).
+    pub lazy: LoopTable,
     /// Whether the kernel has barriers (waves then run as fibers).
     pub has_barrier: bool,
     /// Whether the kernel may write local memory (otherwise its local buffer, zeroed when
@@ -112,17 +114,6 @@ impl EntryCode {
         self.frame + STACK_MARGIN
     }
 }
-
-/// Bytes of stack kept free below the frame of compiled code: the Rust helpers it calls and
-/// the engine's frames above it take this at most (measured: see `tests/stack_frames.rs`).
-pub const STACK_MARGIN: usize = 256 << 10;
-
-/// The largest stack frame the JIT runs: a kernel whose entry function's frame is larger is
-/// declined ([`JitError::TooLarge`], so it runs on the interpreter), a loop function's
-/// stops the wave with an error. Every wave of a kernel with barriers has a stack of its
-/// own, and the stack probes touch every page of a frame, so this much memory can be
-/// resident per wave.
-pub const MAX_FRAME: usize = 64 << 20;
 
 /// Bytes of stack the function just compiled in `ctx` takes: its frame below the frame
 /// pointer, then the saved frame pointer and the return address.
@@ -522,12 +513,12 @@ fn compile_uncached(
         writes_local: kernel.info().writes_local_memory,
         compile_time,
         optimized,
-        lazy: LazyLoops {
+        lazy: LoopTable::new(LazyLoops {
             kernel: kernel.kernel().clone(),
             flags,
             analyses,
             loops: Mutex::new(loop_fns.into_iter().map(|f| LazyLoop { f, code: None }).collect()),
-        },
+        }),
         modules: Mutex::new(vec![module]),
     };
     Ok((compiled, optimized_tier))
@@ -543,13 +534,11 @@ pub(crate) fn translate_entry(
     let isa = host_isa(false)?;
     let call_conv = isa.default_call_conv();
     let mut func = cranelift_codegen::ir::Function::new();
-    func.signature.call_conv = call_conv;
-    func.signature.params.push(AbiParam::new(I64));
-    func.signature.returns.push(AbiParam::new(I32));
+    func.signature = entry_signature(call_conv);
     let mut fctx = FunctionBuilderContext::new();
     let mut loop_fns = {
         let fb = FunctionBuilder::new(&mut func, &mut fctx);
-        let mut t = Translator::new(fb, kernel, &CtxEnv, analyses, flags, call_conv);
+        let mut t = Translator::new(fb, kernel, &RUNTIME_ENV, analyses, flags, call_conv);
         t.translate()?;
         let fns = std::mem::take(&mut t.loop_fns);
         t.finish(isa.frontend_config());
@@ -650,9 +639,6 @@ fn define(
     Ok((id, frame))
 }
 
-/// A loop function as compiled code calls it: `(ctx, in, out) -> status`.
-pub type LoopFnPtr = unsafe extern "C" fn(*mut WaveCtx, *mut u8, *mut u8) -> u32;
-
 /// The wave-major functions of a kernel's chunk-major loops (`translate::chunk`), compiled on
 /// first use: only a bail-out (a possible fault, a NaN operand, a spent budget) needs one, and
 /// they are cold code as large as the rest of the kernel.
@@ -669,26 +655,8 @@ struct LazyLoop {
     code: Option<Result<(LoopCode, ModuleOwner), String>>,
 }
 
-/// A compiled loop function.
-#[derive(Clone, Copy, Debug)]
-pub struct LoopCode {
-    pub function: LoopFnPtr,
-    /// Where its `out` area starts in the state area.
-    pub out_offset: usize,
-    /// Bytes of stack its frame takes, return address included.
-    pub frame: usize,
-}
-
-impl LoopCode {
-    /// Bytes of stack a call of it needs: its frame and [`STACK_MARGIN`].
-    pub fn stack_needed(&self) -> usize {
-        self.frame + STACK_MARGIN
-    }
-}
-
-impl LazyLoops {
-    /// Loop function `index`, compiled now if this is its first use.
-    pub fn function(&self, index: usize) -> Result<LoopCode, String> {
+impl LoopFunctions for LazyLoops {
+    fn function(&self, index: usize) -> Result<LoopCode, String> {
         // One compile at a time: it is rare, and new loop functions take the next numbers.
         let mut loops = self.loops.lock().unwrap_or_else(|e| e.into_inner());
         let first_new = loops.len();
@@ -717,12 +685,13 @@ impl LazyLoops {
         }
     }
 
-    /// How many loop functions were compiled so far (each on its first use).
-    pub fn compiled(&self) -> usize {
+    fn compiled(&self) -> usize {
         let loops = self.loops.lock().unwrap_or_else(|e| e.into_inner());
         loops.iter().filter(|l| l.code.is_some()).count()
     }
+}
 
+impl LazyLoops {
     fn compile(&self, f: &LoopFn, first_new: usize) -> Result<(LoopCode, ModuleOwner, Vec<LoopFn>), String> {
         let isa = host_isa(false).map_err(|e| e.to_string())?;
         let call_conv = isa.default_call_conv();
@@ -732,7 +701,16 @@ impl LazyLoops {
         let (kernel, flags) = (&self.kernel, self.flags);
         let mut more = {
             let fb = FunctionBuilder::new(&mut func, &mut fctx);
-            let t = Translator::for_loop(fb, kernel, &CtxEnv, &self.analyses, flags, call_conv, first_new, f);
+            let t = Translator::for_loop(
+                fb,
+                kernel,
+                &RUNTIME_ENV,
+                &self.analyses,
+                flags,
+                call_conv,
+                first_new,
+                f,
+            );
             t.translate_loop_fn(f, isa.frontend_config()).map_err(|e| e.to_string())?
         };
         prune_loop_state(&mut func, &mut more);

@@ -3,8 +3,8 @@
 //! of [`wave_runtime`]), so results match the interpreter bit for bit: waves in order, each
 //! until it reaches a barrier or ends.
 
+use crate::abi::{status, WaveCtx, MAX_LANES};
 use crate::compiler::{compile_or_reuse, Compiled, EntryCode};
-use crate::ctx::{status, WaveCtx, MAX_LANES};
 use crate::error::JitError;
 use crate::helpers::{Fault, WaveHost};
 use crate::stacks::WaveStack;
@@ -280,7 +280,7 @@ impl Worker {
         }
         c.device_base = device.window;
         c.local_base = self.local.as_mut_ptr();
-        c.host = &mut *self.hosts[wave];
+        c.host = self.hosts[wave].as_host_state();
         c.local_mask = self.local_mask;
         c.live_lanes = (tpw - wave as u32 * w).min(w);
         c.checked = u32::from(!launch.unchecked);

@@ -1,16 +1,18 @@
 //! Whole-wave Rust helpers that compiled code calls for what Cranelift lacks.
 //!
-//! Every helper has the signature `extern "C" fn(ctx, op, exec_bits, pc) -> status`: operands
-//! sit in the context's scratch slots (one u32 per lane), `op` is the op index with the raw
-//! `rd`, `rs1`, `rs2` fields above it ([`crate::translate::helper_op`]), `exec_bits` has bit
-//! `i` set for each active lane. Per-lane results come from `wave_runtime::semantics`, so the
-//! JIT and the interpreter share one definition of every op. No panic may cross the JIT
-//! frames: each helper runs its body under `catch_unwind` and turns a panic into an error.
+//! Every helper is a [`HelperFn`]: `extern "C" fn(ctx, op, exec_bits, pc) -> status`, named by
+//! the code generator through [`Helper`] and found here by [`address`]. Operands sit in the
+//! context's scratch slots (one u32 per lane), `op` is the op index with the raw `rd`, `rs1`,
+//! `rs2` fields above it ([`helper_op`](crate::abi::helper_op)), `exec_bits` has bit `i` set
+//! for each active lane. Per-lane results come from `wave_runtime::semantics`, so the JIT and
+//! the interpreter share one definition of every op. No panic may cross the JIT frames: each
+//! helper runs its body under `catch_unwind` and turns a panic into an error.
 
-use crate::compiler::{LoopCode, MAX_FRAME};
-use crate::ctx::{status, WaveCtx, MAX_LANES};
+use crate::abi::{
+    counter, status, Helper, HelperFn, HostState, LoopCode, WaveCtx, ADDR_SLOT, MAX_FRAME, MAX_LANES,
+    OUT_SLOT,
+};
 use crate::stacks::{room_left, WaveStack};
-use crate::translate::{ADDR_SLOT, OUT_SLOT};
 use corosensei::Yielder;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,8 +22,25 @@ use wave_runtime::device_atomic;
 use wave_runtime::semantics::{self, Fragments};
 use wave_runtime::{RunErrorKind, Space};
 
-/// The helper signature (see the module doc).
-pub type HelperFn = extern "C" fn(*mut WaveCtx, u32, u64, u32) -> u32;
+/// Where the code of `helper` is: the one map from the ABI's list of helpers to the functions
+/// below.
+pub fn address(helper: Helper) -> usize {
+    let function: HelperFn = match helper {
+        Helper::Lanes => lanes,
+        Helper::Bounds => bounds,
+        Helper::BoundsFault => bounds_fault,
+        Helper::Memory => memory,
+        Helper::MemoryFault => memory_fault,
+        Helper::Wave => wave,
+        Helper::Mma => mma,
+        Helper::Barrier => barrier,
+        Helper::InstructionLimit => instruction_limit,
+        Helper::CountLanes => count_lanes,
+        Helper::WaveLoop => wave_loop,
+        Helper::CallDepth => call_depth,
+    };
+    function as usize
+}
 
 /// What stopped a wave, recorded by a helper: the runtime's own error kind, so a fault
 /// reaches the caller as the interpreter would report it.
@@ -80,6 +99,12 @@ impl WaveHost {
         }
     }
 
+    /// This state as the context's opaque [`WaveCtx::host`]: the only way that field is set, so
+    /// the helpers may cast it back.
+    pub fn as_host_state(&mut self) -> *mut HostState {
+        (self as *mut WaveHost).cast()
+    }
+
     /// Back to a new wave's state (for the next workgroup), keeping the MMA tables' storage:
     /// dropping and remaking the host per wave was 4 % of a vector add's time.
     pub fn reset(&mut self, stack_limit: usize) {
@@ -95,21 +120,30 @@ impl WaveHost {
     }
 }
 
+/// The wave's [`WaveHost`], from the opaque pointer in its context: the engine sets
+/// [`WaveCtx::host`] with [`WaveHost::as_host_state`] before the wave runs, so the cast gives
+/// back the pointer it was made from. Dereferencing it is the caller's business.
+fn host_of(ctx: &WaveCtx) -> *mut WaveHost {
+    ctx.host.cast::<WaveHost>()
+}
+
 /// Run a helper body, turning a panic into a recorded internal error.
 fn guarded(ctx: *mut WaveCtx, pc: u32, body: impl FnOnce(&mut WaveCtx, &mut WaveHost) -> u32) -> u32 {
     let result = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: compiled code passes the context the engine handed it; the engine keeps the
         // context and its host state alive and unaliased for the whole run of the wave.
         let ctx = unsafe { &mut *ctx };
-        // SAFETY: as above; `host` is set by the engine before the wave starts.
-        let host = unsafe { &mut *ctx.host };
+        // SAFETY: as above; `host` is the wave's `WaveHost`, set by the engine before the wave
+        // starts (see `host_of`), and no other reference to it is live while a helper runs.
+        let host = unsafe { &mut *host_of(ctx) };
         body(ctx, host)
     }));
     match result {
         Ok(s) => s,
         Err(_) => {
-            // SAFETY: as above; the closure above has ended, so no other reference is live.
-            let host = unsafe { &mut *(*ctx).host };
+            // SAFETY: as above (see `host_of`); the closure above has ended, so no other
+            // reference is live.
+            let host = unsafe { &mut *host_of(&*ctx) };
             host.fault = Some(Fault::internal(pc, "a JIT helper panicked"));
             status::ERROR
         }
@@ -443,7 +477,6 @@ pub extern "C" fn instruction_limit(ctx: *mut WaveCtx, op: u32, _exec: u64, pc: 
 
 /// `--stats`: count the lanes `exec` of a load, store or atomic (`op`), as wave-emu does.
 pub extern "C" fn count_lanes(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) -> u32 {
-    use crate::ctx::counter;
     guarded(ctx, pc, |ctx, host| {
         let op = decode_op(op);
         let lanes = lanes_of(exec, host.width).count() as u64;
@@ -470,8 +503,8 @@ pub extern "C" fn count_lanes(ctx: *mut WaveCtx, op: u32, exec: u64, pc: u32) ->
 pub extern "C" fn wave_loop(ctx: *mut WaveCtx, op: u32, area: u64, pc: u32) -> u32 {
     let mut call = None;
     let st = guarded(ctx, pc, |ctx, host| {
-        // SAFETY: the engine points `lazy_loops` at the running kernel's compiled code, which
-        // outlives every wave of the dispatch.
+        // SAFETY: the engine points `lazy_loops` at the loop table of the running kernel's
+        // compiled code, which outlives every wave of the dispatch.
         let lazy = unsafe { &*ctx.lazy_loops };
         let code = match lazy.function(op as usize) {
             Ok(code) => code,
@@ -514,10 +547,12 @@ pub extern "C" fn wave_loop(ctx: *mut WaveCtx, op: u32, area: u64, pc: u32) -> u
 
 /// [`run_loop_fn`] on a stack of its own, made for it.
 fn run_loop_fn_on(mut stack: WaveStack, code: LoopCode, ctx: *mut WaveCtx, area: *mut u8) -> u32 {
-    // SAFETY: the engine keeps the context and its host state alive and unaliased while the
-    // wave runs; no reference to them is live here.
-    let host = unsafe { (*ctx).host };
-    // SAFETY: as above. Nested bail-outs see the limit of the stack they run on.
+    // SAFETY: the engine keeps the context alive while the wave runs, and no mutable
+    // reference to it is live here.
+    let host = host_of(unsafe { &*ctx });
+    // SAFETY: `host` is the wave's `WaveHost` (see `host_of`); the engine keeps it alive and
+    // unaliased while the wave runs, and no reference to it is live here. Nested bail-outs
+    // see the limit of the stack they run on.
     let caller_limit = unsafe {
         (*host).loops_on_own_stack += 1;
         std::mem::replace(&mut (*host).stack_limit, stack.limit())

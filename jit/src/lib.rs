@@ -4,9 +4,21 @@
 //! One Cranelift function per (kernel, W, flags) runs one wave ([`compiler`]); the engine
 //! ([`engine`]) schedules waves and workgroups exactly as the interpreter (the engine contract
 //! in [`wave_runtime`]'s documentation).
+//!
+//! Layers, each importing only those below it:
+//! - [`abi`]: the runtime calling convention (context layout, statuses, scratch slots, the list
+//!   of helpers, the signatures); it imports nothing from the crate;
+//! - [`translate`] (the lowering, reaching the runtime only through `abi`) and [`helpers`]
+//!   (the Rust helpers compiled code calls; with `stacks`), side by side;
+//! - [`compiler`]: turns the lowering into code with the helpers' addresses, and keeps it
+//!   (compile cache, tiers, loop functions compiled on first use);
+//! - [`engine`]: runs the waves (workers, fibers); [`snapshot`] summarises the lowering.
+//!
+//! [`error`] and `dead_params` (a pass over Cranelift IR) import nothing from the crate; any
+//! layer may use them.
 
+pub mod abi;
 pub mod compiler;
-pub mod ctx;
 mod dead_params;
 pub mod engine;
 pub mod error;

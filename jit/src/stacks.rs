@@ -3,12 +3,12 @@
 //! A compiled function's frame grows with the kernel's nesting (the quick tier's quadratically:
 //! 8.4 MiB for 256 nested loops at W = 64), so no wave runs on a stack the engine did not make
 //! for its code: each has room for the frame of the entry function it starts in and
-//! [`STACK_MARGIN`] below it. A loop function called on a bail-out ([`crate::helpers`]'s
-//! `wave_loop`) runs on a stack of its own when the wave's has too little room left for it.
-//! The stack probes ([`crate::compiler::host_isa`]) make a frame that would not fit fault on
-//! the guard page instead of reaching past it.
+//! [`STACK_MARGIN`] below it. A loop function called on a bail-out (helper `wave_loop`) runs
+//! on a stack of its own when the wave's has too little room left for it. The stack probes
+//! in compiled code make a frame that would not fit fault on the guard page instead of
+//! reaching past it.
 //!
-//! [`STACK_MARGIN`]: crate::compiler::STACK_MARGIN
+//! [`STACK_MARGIN`]: crate::abi::STACK_MARGIN
 
 use corosensei::stack::{DefaultStack, Stack};
 use std::sync::{Mutex, OnceLock};

@@ -4,7 +4,8 @@
 //! own, leaving the wave's stack below its limit untouched.
 
 use super::*;
-use crate::compiler::{compile, STACK_MARGIN};
+use crate::abi::STACK_MARGIN;
+use crate::compiler::compile;
 use crate::stacks::DEFAULT_STACK;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter};
 

@@ -5,9 +5,9 @@
 //! division, `imul_hi`, bit counting, bit fields, f16/bf16/f64 conversions) goes through the
 //! generic lane helper, which runs `wave_runtime::semantics` on every lane.
 
-use super::{Translator, OUT_SLOT};
+use super::Translator;
+use crate::abi::{helper_op, Helper, OUT_SLOT};
 use crate::error::JitError;
-use crate::helpers;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, I32, I32X4};
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -233,7 +233,7 @@ impl Translator<'_, '_> {
         let mask = self.op_mask(inst.guard);
         self.spill_inputs(inst);
         let zero = self.b.ins().iconst(cranelift_codegen::ir::types::I64, 0);
-        self.call_checked(helpers::lanes, super::helper_op(inst), zero, pc);
+        self.call_checked(Helper::Lanes, helper_op(inst), zero, pc);
         self.write_outputs(inst, &mask);
         Ok(())
     }

@@ -8,9 +8,8 @@
 
 use super::fp::is_nan_order_sensitive;
 use super::Translator;
-use crate::ctx::status;
+use crate::abi::{status, Helper};
 use crate::error::JitError;
-use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{Block, InstBuilder, SourceLoc};
@@ -281,7 +280,7 @@ impl Translator<'_, '_> {
     /// Wait at the barrier at byte `pc` (leaves the function on an error status).
     pub fn barrier_call(&mut self, pc: u32) {
         let zero = self.b.ins().iconst(I64, 0);
-        let st = self.call_helper(helpers::barrier, 0, zero, pc);
+        let st = self.call_helper(Helper::Barrier, 0, zero, pc);
         self.check_status(st);
     }
 
@@ -592,7 +591,7 @@ impl Translator<'_, '_> {
         if self.cf.call_depth() >= MAX_CALL_DEPTH {
             // The interpreter fails when the call runs; so does the compiled code.
             let zero = self.b.ins().iconst(I64, 0);
-            let st = self.call_helper(helpers::call_depth, 0, zero, offset);
+            let st = self.call_helper(Helper::CallDepth, 0, zero, offset);
             self.leave(st);
             let dead = self.b.create_block();
             self.b.switch_to_block(dead);

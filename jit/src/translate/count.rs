@@ -23,9 +23,8 @@
 //! error; only the pc differs: the JIT names the loop, barrier, halt or fault where it paid.
 
 use super::Translator;
-use crate::ctx::{counter, status};
+use crate::abi::{counter, helper_op, status, Helper};
 use crate::error::JitError;
-use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Value};
@@ -113,7 +112,7 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// Add `n` to counter `index` (`crate::ctx::counter`).
+    /// Add `n` to counter `index` ([`crate::abi::counter`]).
     fn add_to_counter(&mut self, index: usize, n: i64) {
         let amount = self.b.ins().iconst(I64, n);
         self.add_value_to_counter(index, amount);
@@ -180,7 +179,7 @@ impl Translator<'_, '_> {
         self.b.ins().brif(spent, limit, &[], out, &[st.into()]);
         self.b.switch_to_block(limit);
         let zero = self.b.ins().iconst(I64, 0);
-        let limited = self.call_helper_with(helpers::instruction_limit, st, zero, pc);
+        let limited = self.call_helper_with(Helper::InstructionLimit, st, zero, pc);
         self.b.ins().jump(out, &[limited.into()]);
         self.b.switch_to_block(out);
         self.b.block_params(out)[0]
@@ -271,7 +270,7 @@ impl Translator<'_, '_> {
         let mask = self.op_mask(inst.guard);
         let bits = self.mask_bits(&mask);
         // It cannot fail: its status is not looked at.
-        self.call_helper(helpers::count_lanes, super::helper_op(inst), bits, pc);
+        self.call_helper(Helper::CountLanes, helper_op(inst), bits, pc);
     }
 
     /// What one iteration of a loop counted: from `header` (pending at its header) to now

@@ -1,7 +1,8 @@
-//! Where the compiled code finds the runtime state: the environment trait (wasmtime's
-//! `FuncEnvironment` in miniature), so the lowering never hard-codes the context layout.
+//! Where the compiled code finds the runtime state and the helpers: the environment trait
+//! (wasmtime's `FuncEnvironment` in miniature), so the lowering never hard-codes the context
+//! layout or where a helper is.
 
-use crate::ctx::offsets;
+use crate::abi::{offsets, Helper};
 
 /// Offsets of the runtime state in the context the compiled function receives.
 pub trait WaveEnv {
@@ -16,12 +17,23 @@ pub trait WaveEnv {
     fn thread_id_offset(&self, dim: usize) -> i32;
     fn init_reg_offset(&self, reg: u8) -> i32;
     fn scratch_offset(&self, slot: usize) -> i32;
-    /// Where `--stats` counter `index` (`crate::ctx::counter`) is.
+    /// Where `--stats` counter `index` ([`crate::abi::counter`]) is.
     fn counter_offset(&self, index: usize) -> i32;
+    /// The address of `helper`'s code.
+    fn helper_address(&self, helper: Helper) -> usize;
 }
 
-/// The layout of [`crate::ctx::WaveCtx`].
-pub struct CtxEnv;
+/// The layout of [`crate::abi::WaveCtx`], and the helpers where `helper_address` says: the
+/// runtime's, given by whoever compiles (this layer does not depend on the runtime).
+pub struct CtxEnv {
+    helper_address: fn(Helper) -> usize,
+}
+
+impl CtxEnv {
+    pub const fn new(helper_address: fn(Helper) -> usize) -> CtxEnv {
+        CtxEnv { helper_address }
+    }
+}
 
 impl WaveEnv for CtxEnv {
     fn device_base_offset(&self) -> i32 {
@@ -57,5 +69,8 @@ impl WaveEnv for CtxEnv {
     }
     fn counter_offset(&self, index: usize) -> i32 {
         offsets::COUNTERS + 8 * index as i32
+    }
+    fn helper_address(&self, helper: Helper) -> usize {
+        (self.helper_address)(helper)
     }
 }

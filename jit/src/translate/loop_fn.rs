@@ -1,19 +1,18 @@
 //! Loop functions: the wave-major copy of a chunk-major loop (see [`super::chunk`]) as a
 //! function of its own, `(ctx, in, out) -> status`, compiled only when some wave first bails
-//! out of the loop (`crate::compiler::LazyLoops`, through `helpers::wave_loop`). It is cold
-//! code as large as all the per-vector copies together, and was over half of a GEMM kernel's
-//! compile time at W = 32. The bail-out stores the loop's entry state to a stack area
-//! ([`LoopState`]), calls the function, and loads the state it leaves; the caller's dead
-//! outputs are left out afterwards ([`prune_loop_state`]).
+//! out of the loop (through [`Helper::WaveLoop`] and the kernel's
+//! [`LoopTable`](crate::abi::LoopTable)). It is cold code as large as all the per-vector
+//! copies together, and was over half of a GEMM kernel's compile time at W = 32. The
+//! bail-out stores the loop's entry state to a stack area ([`LoopState`]), calls the
+//! function, and loads the state it leaves; the caller's dead outputs are left out afterwards
+//! ([`prune_loop_state`]).
 
 use super::chunk::written_state;
 use super::{Analyses, Translator};
+use crate::abi::Helper;
 use crate::error::JitError;
-use crate::helpers;
-use cranelift_codegen::ir::types::{I32, I32X4, I64};
-use cranelift_codegen::ir::{
-    AbiParam, Function, Inst, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Value,
-};
+use cranelift_codegen::ir::types::{I32X4, I64};
+use cranelift_codegen::ir::{Function, Inst, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use std::collections::{HashMap, HashSet};
@@ -74,14 +73,6 @@ impl LoopState {
     fn out_bytes(&self) -> usize {
         (self.written_regs.len() + self.written_preds.len() + 1) * self.stride() as usize
     }
-}
-
-/// The signature of a loop function.
-pub fn loop_fn_signature(call_conv: CallConv) -> Signature {
-    let mut sig = Signature::new(call_conv);
-    sig.params.extend([AbiParam::new(I64), AbiParam::new(I64), AbiParam::new(I64)]);
-    sig.returns.push(AbiParam::new(I32));
-    sig
 }
 
 /// Drop the parts of the loop state of `fns` (loop functions `func` calls) that `func` never
@@ -176,7 +167,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let area = self.state_area(state.in_bytes() + state.out_bytes());
         let in_stores = self.store_groups(entry, area, 0, state.stride());
         let index = self.first_loop_fn + self.loop_fns.len();
-        let st = self.call_helper(helpers::wave_loop, index as u32, area, offset);
+        let st = self.call_helper(Helper::WaveLoop, index as u32, area, offset);
         self.check_status(st);
         let out_groups = self.state_groups(&state, true);
         let out_loads = self.load_groups(&out_groups, area, state.in_bytes() as i32, state.stride());

@@ -9,9 +9,9 @@
 //! helper checks them exactly in lane order and records the first fault. Stores and atomics
 //! must touch only active lanes in lane order, so they run in a helper (which also checks).
 
-use super::{Translator, ADDR_SLOT, OUT_SLOT};
+use super::Translator;
+use crate::abi::{helper_op, Helper, ADDR_SLOT, OUT_SLOT};
 use crate::error::JitError;
-use crate::helpers;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{BlockArg, ConstantData, InstBuilder, MemFlagsData, Value};
@@ -442,7 +442,7 @@ impl Translator<'_, '_> {
             // access's code).
             self.spill(ADDR_SLOT, addr);
             let all = self.all_lanes_bits();
-            let st = self.call_helper(helpers::bounds_fault, super::helper_op(inst), all, pc);
+            let st = self.call_helper(Helper::BoundsFault, helper_op(inst), all, pc);
             self.leave(st);
             self.continue_in(go);
             return;
@@ -459,11 +459,11 @@ impl Translator<'_, '_> {
             self.b.ins().brif(none, go, &[], report, &[]);
             self.b.switch_to_block(report);
             self.spill(ADDR_SLOT, addr);
-            let st = self.call_helper(helpers::bounds_fault, super::helper_op(inst), bits, pc);
+            let st = self.call_helper(Helper::BoundsFault, helper_op(inst), bits, pc);
             self.leave(st);
         } else {
             self.spill(ADDR_SLOT, addr);
-            let st = self.call_helper(helpers::bounds, super::helper_op(inst), bits, pc);
+            let st = self.call_helper(Helper::Bounds, helper_op(inst), bits, pc);
             self.leave_if(st, go);
         }
         self.continue_in(go);
@@ -535,7 +535,7 @@ impl Translator<'_, '_> {
             self.b.set_cold_block(lanes);
             self.spill_inputs(inst);
             let all = self.all_lanes_bits();
-            let st = self.call_helper(helpers::memory_fault, super::helper_op(inst), all, pc);
+            let st = self.call_helper(Helper::MemoryFault, helper_op(inst), all, pc);
             self.leave(st);
         } else {
             self.memory_helper(inst, pc)?;
@@ -618,7 +618,7 @@ impl Translator<'_, '_> {
         let mask = self.op_mask(inst.guard);
         self.spill_inputs(inst);
         let bits = self.mask_bits(&mask);
-        self.call_checked(helpers::memory, super::helper_op(inst), bits, pc);
+        self.call_checked(Helper::Memory, helper_op(inst), bits, pc);
         if inst.atomic_returns() {
             let old = self.reload(OUT_SLOT);
             self.set_reg(inst.rd as u32, &old, &mask);

@@ -3,7 +3,9 @@
 //! Layout follows wasmtime's `translate/`: this module drives the statement walk and owns the
 //! wave state (registers, predicates, masks); [`control`] holds the control stack and the
 //! structured control flow; [`alu`], [`fp`], [`mem`] and [`waveops`] lower each op class; the
-//! runtime layout the code reads comes from a [`env::WaveEnv`].
+//! runtime layout the code reads and the helpers' addresses come from a [`env::WaveEnv`]. The
+//! translator reaches the runtime only through [`crate::abi`] (context layout, scratch slots,
+//! the list of helpers), never through the helpers or the compiler themselves.
 //!
 //! A WAVE register is `W/4` `I32X4` values held in `Variable`s; predicates and masks are
 //! `I32X4` lane masks (all ones = set). Every write is blended with the op's mask, so lanes
@@ -21,14 +23,13 @@ pub mod rules;
 pub mod shadow;
 pub mod waveops;
 
+use crate::abi::{helper_signature, Helper};
 use crate::error::JitError;
-use crate::helpers::HelperFn;
 use control::ControlStack;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8X16};
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, Signature, StackSlot, Type,
-    Value,
+    Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
@@ -68,11 +69,6 @@ pub fn window_wraps(device_size: u64) -> bool {
 
 /// Predicates a wave state has (p0..p3; others read as 0).
 pub const PREDICATES: usize = 4;
-
-/// First scratch slot of helper results (inputs use slots 0..8).
-pub const OUT_SLOT: usize = 8;
-/// Scratch slot holding addresses for the exact bounds check on the cold path.
-pub const ADDR_SLOT: usize = 15;
 
 /// One wave's translation state.
 pub struct Translator<'a, 'f> {
@@ -182,14 +178,6 @@ impl Analyses {
             costs: CostModel::new(kernel),
         }
     }
-}
-
-/// The signature every helper shares: `(ctx, op, exec_bits, pc) -> status`.
-pub fn helper_signature(call_conv: CallConv) -> Signature {
-    let mut sig = Signature::new(call_conv);
-    sig.params.extend([AbiParam::new(I64), AbiParam::new(I32), AbiParam::new(I64), AbiParam::new(I32)]);
-    sig.returns.push(AbiParam::new(I32));
-    sig
 }
 
 /// Vector bitcasts keep lane order: little endian, as the host.
@@ -575,18 +563,18 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Call a helper; returns its status.
-    pub fn call_helper(&mut self, f: HelperFn, op: u32, exec_bits: Value, pc: u32) -> Value {
+    pub fn call_helper(&mut self, helper: Helper, op: u32, exec_bits: Value, pc: u32) -> Value {
         // Helpers see whole waves; chunk-major loops hold only ops that need none.
         debug_assert!(self.bailout.is_none(), "helper call in a chunk-major loop (pc 0x{pc:x})");
-        let addr = self.b.ins().iconst(I64, f as usize as i64);
+        let addr = self.b.ins().iconst(I64, self.env.helper_address(helper) as i64);
         let op = self.b.ins().iconst(I32, op as i64);
         let pc = self.b.ins().iconst(I32, pc as i64);
         self.call_helper_at(addr, op, exec_bits, pc)
     }
 
     /// Call a helper with its `op` and `pc` arguments as values.
-    pub fn call_helper_with(&mut self, f: HelperFn, op: Value, exec_bits: Value, pc: Value) -> Value {
-        let addr = self.b.ins().iconst(I64, f as usize as i64);
+    pub fn call_helper_with(&mut self, helper: Helper, op: Value, exec_bits: Value, pc: Value) -> Value {
+        let addr = self.b.ins().iconst(I64, self.env.helper_address(helper) as i64);
         self.call_helper_at(addr, op, exec_bits, pc)
     }
 
@@ -613,8 +601,8 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Call a helper and leave on a non-zero status.
-    pub fn call_checked(&mut self, f: HelperFn, op: u32, exec_bits: Value, pc: u32) {
-        let s = self.call_helper(f, op, exec_bits, pc);
+    pub fn call_checked(&mut self, helper: Helper, op: u32, exec_bits: Value, pc: u32) {
+        let s = self.call_helper(helper, op, exec_bits, pc);
         self.check_status(s);
     }
 
@@ -668,11 +656,6 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 }
 
-/// The op arguments passed to helpers: op index and the raw register fields.
-pub fn helper_op(inst: &Instruction) -> u32 {
-    inst.op as u32 | (inst.rd as u32) << 8 | (inst.rs1 as u32) << 16 | (inst.rs2 as u32) << 24
-}
-
 /// Whether a `halt` (or a `return` of the entry function) can stop only some lanes: one that
 /// is guarded, nested in a construct, or inside a called function.
 fn partial_halts(kernel: &Kernel) -> bool {
@@ -715,15 +698,16 @@ mod tests {
         let (module, _) =
             wave_isa::module::load_bytes(source.as_bytes(), "k.wave").unwrap_or_else(|e| panic!("{e}"));
         let kernel = &module.kernels[0];
-        let isa = crate::compiler::host_isa(false).unwrap_or_else(|e| panic!("{e}"));
+        let host = cranelift_native::builder().unwrap_or_else(|e| panic!("{e}"));
+        let call_conv = CallConv::triple_default(host.triple());
         let mut func = cranelift_codegen::ir::Function::new();
-        func.signature.call_conv = isa.default_call_conv();
-        func.signature.params.push(AbiParam::new(I64));
-        func.signature.returns.push(AbiParam::new(I32));
+        func.signature = crate::abi::entry_signature(call_conv);
         let mut fctx = FunctionBuilderContext::new();
         let analyses = Analyses::new(kernel, flags);
         let b = FunctionBuilder::new(&mut func, &mut fctx);
-        let mut t = Translator::new(b, kernel, &env::CtxEnv, &analyses, flags, isa.default_call_conv());
+        // The code is never run: no helper needs an address.
+        let env = env::CtxEnv::new(|_| 0);
+        let mut t = Translator::new(b, kernel, &env, &analyses, flags, call_conv);
         t.translate().unwrap_or_else(|e| panic!("{e}"));
         t.declared_vars
     }

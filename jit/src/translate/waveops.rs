@@ -1,9 +1,9 @@
 //! Cross-lane wave ops and MMA: whole-wave helpers that see every lane's value and the
 //! active mask; results are blended into the active lanes.
 
-use super::{Translator, OUT_SLOT};
+use super::Translator;
+use crate::abi::{helper_op, Helper, OUT_SLOT};
 use crate::error::JitError;
-use crate::helpers;
 use wave_isa::{Instruction, Op};
 
 impl Translator<'_, '_> {
@@ -11,7 +11,7 @@ impl Translator<'_, '_> {
         let mask = self.op_mask(inst.guard);
         self.spill_inputs(inst);
         let bits = self.mask_bits(&mask);
-        self.call_checked(helpers::wave, super::helper_op(inst), bits, pc);
+        self.call_checked(Helper::Wave, helper_op(inst), bits, pc);
         self.write_outputs(inst, &mask);
         if inst.op == Op::WaveBallot && self.flags.width == 64 {
             // B.15: at W = 64 the high 32 lanes go to rd + 1.
@@ -25,7 +25,7 @@ impl Translator<'_, '_> {
         let mask = self.op_mask(inst.guard);
         self.spill_inputs(inst);
         let bits = self.mask_bits(&mask);
-        self.call_checked(helpers::mma, super::helper_op(inst), bits, pc);
+        self.call_checked(Helper::Mma, helper_op(inst), bits, pc);
         Ok(())
     }
 }
