@@ -1,4 +1,9 @@
-//! Compiling a kernel for one (W, flags) into machine code, with an in-process cache.
+//! Codegen: compiling a kernel for one (W, flags) into machine code. The entry function is
+//! translated once (`translate`) and compiled per tier (`compile_tier`: Cranelift's
+//! single-pass or backtracking register allocator) into a [`Compiled`]; its loop functions are
+//! compiled on first use ([`LazyLoops`]). What the engine does with the code (the compile
+//! cache, which tiers to compile and when) is the engine runtime's (`engine::cache`,
+//! `engine::tiers`).
 
 use crate::abi::{entry_signature, loop_fn_signature, LoopCode, LoopFnPtr, LoopFunctions, LoopTable, WaveFn};
 pub use crate::abi::{MAX_FRAME, STACK_MARGIN};
@@ -12,12 +17,10 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::Module;
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use wave_isa::{Kernel, StmtKind, ValidKernel};
+use wave_isa::{Kernel, ValidKernel};
 pub use wave_runtime::Tiers;
 
 /// The runtime the code is compiled for: the context layout of [`crate::abi`] and the
@@ -90,7 +93,34 @@ impl Compiled {
         self.quick_first
     }
 
-    fn install_optimized(&self, result: Result<(EntryCode, ModuleOwner), String>, begun: Instant) {
+    /// The code of `kernel` whose first tier is `first`, with the loop functions of `lazy`.
+    /// Its optimized tier is settled when `optimized` is set (see [`Compiled::tiers`]); else it
+    /// comes with [`Compiled::install_optimized`].
+    pub(crate) fn new(
+        kernel: &ValidKernel,
+        first: (EntryCode, ModuleOwner),
+        lazy: LazyLoops,
+        quick_first: bool,
+        compile_time: Duration,
+        optimized: OnceLock<Result<Duration, String>>,
+    ) -> Compiled {
+        let (entry, module) = first;
+        Compiled {
+            first: entry,
+            second: OnceLock::new(),
+            quick_first,
+            has_barrier: kernel.info().uses_barriers,
+            writes_local: kernel.info().writes_local_memory,
+            compile_time,
+            optimized,
+            lazy: LoopTable::new(lazy),
+            modules: Mutex::new(vec![module]),
+        }
+    }
+
+    /// Install the optimized tier compiled for this code (or why there is none), `begun` being
+    /// when the compile began.
+    pub(crate) fn install_optimized(&self, result: Result<(EntryCode, ModuleOwner), String>, begun: Instant) {
         let time = result.map(|(entry, module)| {
             self.modules.lock().unwrap_or_else(|e| e.into_inner()).push(module);
             let _ = self.second.set(entry);
@@ -124,55 +154,16 @@ fn frame_bytes(ctx: &cranelift_codegen::Context) -> Result<usize, JitError> {
 }
 
 /// In MiB with one decimal, for messages.
-fn mib(bytes: usize) -> String {
+pub(crate) fn mib(bytes: usize) -> String {
     format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
 }
-
-/// How entry functions are compiled (see [`Compiled`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tiering {
-    /// Large functions quick first and optimized in the background; small ones optimized.
-    Auto,
-    /// The quick tier only (to test its code).
-    QuickOnly,
-    /// The optimized tier only.
-    OptimizedOnly,
-}
-
-/// 0: not chosen by `set_tiering` (then `WAVE_JIT_TIERS` decides), else `Tiering as u8 + 1`.
-static TIERING: AtomicU8 = AtomicU8::new(0);
-
-/// Choose how entry functions compiled from now on are tiered (process-wide).
-pub fn set_tiering(tiering: Tiering) {
-    TIERING.store(tiering as u8 + 1, Ordering::Relaxed);
-}
-
-/// The tiering in force: `set_tiering`'s, or the developer aid `WAVE_JIT_TIERS=quick|optimized`
-/// (for running a whole suite in one tier), or `Auto`.
-fn tiering() -> Tiering {
-    static FROM_ENV: OnceLock<Tiering> = OnceLock::new();
-    match TIERING.load(Ordering::Relaxed) {
-        1 => Tiering::Auto,
-        2 => Tiering::QuickOnly,
-        3 => Tiering::OptimizedOnly,
-        _ => *FROM_ENV.get_or_init(|| match std::env::var("WAVE_JIT_TIERS").as_deref() {
-            Ok("quick") => Tiering::QuickOnly,
-            Ok("optimized") => Tiering::OptimizedOnly,
-            _ => Tiering::Auto,
-        }),
-    }
-}
-
-/// Entry functions of at least this many CLIF instructions get a quick tier first (below it
-/// the optimized compile takes a few milliseconds).
-const QUICK_TIER_MIN_INSTS: usize = 2500;
 
 /// Owns a finalised JIT module: its code lives as long as this, and its memory is given back
 /// when this is dropped. A `ModuleOwner` lives in a [`Compiled`] (an entry tier, or a loop
 /// function of its [`LazyLoops`]), and code from it runs only while its caller holds an
 /// `Arc<Compiled>`: a dispatch holds one from before its first wave until after its last, and
 /// the optimized tier's thread receives one before it installs its code.
-struct ModuleOwner(Option<JITModule>);
+pub(crate) struct ModuleOwner(Option<JITModule>);
 
 impl ModuleOwner {
     fn new(module: JITModule) -> ModuleOwner {
@@ -205,78 +196,10 @@ unsafe impl Sync for ModuleOwner {}
 static LIVE_MODULES: AtomicUsize = AtomicUsize::new(0);
 
 /// How many JIT modules hold code memory now: what the compile cache keeps, plus code that
-/// runs or was compiled outside the cache (bounded by [`CACHE_ENTRIES`] when no one holds
-/// other code).
+/// runs or was compiled outside the cache (bounded by the cache's size,
+/// `engine::cache::CACHE_ENTRIES`, when no one holds other code).
 pub fn live_modules() -> usize {
     LIVE_MODULES.load(Ordering::Relaxed)
-}
-
-/// The most entries (a kernel at one set of flags each) the compile cache keeps; beyond it the
-/// least recently used one goes, and its code memory with it once no dispatch runs it. A
-/// process that loads kernels without end (a runtime embedding wave-jit) thus keeps its memory
-/// bounded.
-pub const CACHE_ENTRIES: usize = 256;
-
-struct CacheEntry {
-    hash: u64,
-    flags: Flags,
-    kernel: ValidKernel,
-    /// When it was last looked up or added (a tick of [`cache`]'s counter).
-    last_used: u64,
-    /// Errors too: a kernel declined for its frame is not compiled again at every dispatch.
-    compiled: Result<Arc<Compiled>, JitError>,
-}
-
-/// The compile cache: at most [`CACHE_ENTRIES`] entries, and a use counter.
-#[derive(Default)]
-struct Cache {
-    entries: Vec<CacheEntry>,
-    ticks: u64,
-}
-
-impl Cache {
-    /// The entry for `kernel` at `flags`, marked as just used.
-    fn find(&mut self, hash: u64, flags: Flags, kernel: &ValidKernel) -> Option<&CacheEntry> {
-        self.ticks += 1;
-        let now = self.ticks;
-        let entry =
-            self.entries.iter_mut().find(|e| e.hash == hash && e.flags == flags && e.kernel == *kernel)?;
-        entry.last_used = now;
-        Some(entry)
-    }
-
-    /// Add an entry; the least recently used one, if the cache was full, is returned (to be
-    /// dropped once the lock is released: dropping it may free code memory).
-    fn insert(&mut self, mut entry: CacheEntry) -> Option<CacheEntry> {
-        self.ticks += 1;
-        entry.last_used = self.ticks;
-        let mut evicted = None;
-        if self.entries.len() >= CACHE_ENTRIES {
-            let oldest = self.entries.iter().enumerate().min_by_key(|(_, e)| e.last_used).map(|(i, _)| i);
-            evicted = oldest.map(|i| self.entries.swap_remove(i));
-        }
-        self.entries.push(entry);
-        evicted
-    }
-}
-
-fn cache() -> &'static Mutex<Cache> {
-    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
-
-fn kernel_hash(kernel: &Kernel) -> u64 {
-    let mut h = DefaultHasher::new();
-    kernel.meta.name.hash(&mut h);
-    kernel.code_size.hash(&mut h);
-    kernel.funcs.len().hash(&mut h);
-    kernel.walk(&mut |f, s, d| {
-        (f, s.offset, d).hash(&mut h);
-        if let StmtKind::Op(i) = &s.kind {
-            i.encode_words().hash(&mut h);
-        }
-    });
-    h.finish()
 }
 
 /// The compile budget of one kernel, in units: each of its instructions once calls are
@@ -307,99 +230,6 @@ pub fn check_size(kernel: &ValidKernel, width: u32) -> Result<(), JitError> {
         "kernel `{}` is too large for the JIT ({inlined} instructions after inlining calls, limit {limit} at wave width {width})",
         kernel.meta.name
     )))
-}
-
-/// The compiled code for `kernel` at `flags`, from the cache or freshly compiled.
-pub fn compile(kernel: &ValidKernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
-    compile_or_reuse(kernel, flags).map(|(compiled, _)| compiled)
-}
-
-/// [`compile`], also telling whether this call compiled the code (false: it came from the cache).
-pub fn compile_or_reuse(kernel: &ValidKernel, flags: Flags) -> Result<(Arc<Compiled>, bool), JitError> {
-    let flags = cache_flags(flags);
-    let hash = kernel_hash(kernel);
-    if let Some(compiled) = lookup(hash, flags, kernel) {
-        return compiled.map(|compiled| (compiled, false));
-    }
-    // Errors are cached too: a kernel the JIT declines is not compiled again at every dispatch.
-    let compiled = compile_fresh(kernel, flags);
-    let entry = CacheEntry { hash, flags, kernel: kernel.clone(), last_used: 0, compiled: compiled.clone() };
-    let evicted = cache().lock().unwrap_or_else(|e| e.into_inner()).insert(entry);
-    drop(evicted);
-    compiled.map(|compiled| (compiled, true))
-}
-
-/// Compile `kernel` at `flags` afresh, bypassing the cache (neither looked up nor filled): what
-/// [`compile`] does on a cache miss, for measuring compile times. A kernel compiled in two
-/// tiers still gets its optimized tier in the background ([`Compiled::wait_optimized`]).
-pub fn compile_fresh(kernel: &ValidKernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
-    compile_fresh_tiers(kernel, flags, true)
-}
-
-/// Like [`compile_fresh`], but without the background compile of the optimized tier: the code
-/// is the first tier the compile would start with (the quick one for a large entry function,
-/// [`Tiers::QuickOnly`] then). For measuring the time to the first runnable code without
-/// leaving a compile running.
-pub fn compile_first_tier(kernel: &ValidKernel, flags: Flags) -> Result<Arc<Compiled>, JitError> {
-    compile_fresh_tiers(kernel, flags, false)
-}
-
-fn compile_fresh_tiers(
-    kernel: &ValidKernel,
-    flags: Flags,
-    background: bool,
-) -> Result<Arc<Compiled>, JitError> {
-    let flags = cache_flags(flags);
-    check_size(kernel, flags.width)?;
-    let (compiled, optimized) = compile_uncached(kernel, flags, background)?;
-    let compiled = Arc::new(compiled);
-    if let Some(install) = optimized {
-        // The optimized tier's thread installs its code into this `Compiled` when ready.
-        let _ = install.send(compiled.clone());
-    }
-    Ok(compiled)
-}
-
-/// What the compile cache holds for `kernel` at `flags` (the code, or why the JIT declined
-/// the kernel), without compiling.
-pub fn cached(kernel: &ValidKernel, flags: Flags) -> Option<Result<Arc<Compiled>, JitError>> {
-    let flags = cache_flags(flags);
-    lookup(kernel_hash(kernel), flags, kernel)
-}
-
-/// Whether code for `kernel` and `flags` is in the compile cache (compiled, or declined).
-pub fn is_cached(kernel: &ValidKernel, flags: Flags) -> bool {
-    cached(kernel, flags).is_some()
-}
-
-/// The flags code is cached and compiled under: counting for `--stats` is done by the
-/// budget's accounting.
-fn cache_flags(flags: Flags) -> Flags {
-    Flags { fuel: flags.fuel || flags.stats, ..flags }
-}
-
-fn lookup(hash: u64, flags: Flags, kernel: &ValidKernel) -> Option<Result<Arc<Compiled>, JitError>> {
-    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-    cache.find(hash, flags, kernel).map(|e| e.compiled.clone())
-}
-
-/// Lane-instructions (threads × instructions once calls are inlined) under which a dispatch
-/// of loop-free code costs the interpreter less than compiling it: the interpreter runs a
-/// wave-instruction in tens of nanoseconds, a compile takes milliseconds (a 1K-element vector
-/// add: about 2 ms end to end interpreted against 40 ms with its compile).
-pub const INTERPRET_BELOW_LANE_INSTRUCTIONS: u64 = 1 << 20;
-
-/// Why a dispatch of `threads` threads is better interpreted than compiled, or `None`: its
-/// code has no loop (so its size bounds its work) and the work is small. A loop's trip count
-/// is unknown before it runs, so kernels with loops are always compiled.
-pub fn small_dispatch(kernel: &ValidKernel, threads: u64) -> Option<String> {
-    let info = kernel.info();
-    if info.uses_loops {
-        return None;
-    }
-    let work = threads.saturating_mul(info.inlined_instructions);
-    (work < INTERPRET_BELOW_LANE_INSTRUCTIONS)
-        .then(|| format!("a small dispatch ({work} lane-instructions, no loop): interpreted, not compiled"))
 }
 
 /// The host ISA with native features, `opt_level=speed` and inline stack probes (built once),
@@ -433,95 +263,36 @@ pub fn host_isa(quick: bool) -> Result<OwnedTargetIsa, JitError> {
         .clone()
 }
 
-/// The channel a background compile of the optimized tier waits on for the `Compiled` to
-/// install its code into.
-type InstallOptimized = std::sync::mpsc::Sender<Arc<Compiled>>;
-
-/// Compile `kernel`'s entry function. With a quick first tier, the optimized one is then
-/// compiled on a thread of its own (unless not `background`), which installs it once it gets
-/// the `Compiled`.
-fn compile_uncached(
+/// Translate `kernel`'s entry function for `flags` into CLIF, to be compiled by
+/// [`compile_tier`] (once per tier); with its loop functions, to be compiled on first use.
+pub(crate) fn translate(
     kernel: &ValidKernel,
     flags: Flags,
-    background: bool,
-) -> Result<(Compiled, Option<InstallOptimized>), JitError> {
+) -> Result<(cranelift_codegen::ir::Function, LazyLoops), JitError> {
     if ![4, 8, 16, 32, 64].contains(&flags.width) {
         return Err(JitError::Unsupported(format!("wave width {}", flags.width)));
     }
-    let start = Instant::now();
     let analyses = Analyses::new(kernel, flags);
     let (func, loop_fns) = translate_entry(kernel, flags, &analyses)?;
-    let tiering = tiering();
-    let quick = match tiering {
-        Tiering::Auto => {
-            func.layout.blocks().map(|b| func.layout.block_insts(b).count()).sum::<usize>()
-                >= QUICK_TIER_MIN_INSTS
-        }
-        Tiering::QuickOnly => true,
-        Tiering::OptimizedOnly => false,
+    let lazy = LazyLoops {
+        kernel: kernel.kernel().clone(),
+        flags,
+        analyses,
+        loops: Mutex::new(loop_fns.into_iter().map(|f| LazyLoop { f, code: None }).collect()),
     };
-    let optimized_later = background && quick && tiering != Tiering::QuickOnly;
-    let background = optimized_later.then(|| func.clone());
-    let (entry, module) = define_alone(func, quick, dump_stem(kernel, flags, "").as_deref())?;
-    let entry = entry_code(entry);
-    check_frame(&kernel.meta.name, flags.width, entry.frame)?;
-    let compile_time = start.elapsed();
-    // The optimized tier starts once the quick one is done, so that the first code is ready
-    // as soon as can be (on two cores, the two compiles side by side slow the quick one).
-    let optimized_tier = background.and_then(|func| {
-        let (install, installer) = std::sync::mpsc::channel::<Arc<Compiled>>();
-        let dump = dump_stem(kernel, flags, "_optimized");
-        let name = kernel.meta.name.clone();
-        let spawned = std::thread::Builder::new().name("wave-jit optimized tier".into()).spawn(move || {
-            let result = std::panic::catch_unwind(|| {
-                let (entry, module) =
-                    define_alone(func, false, dump.as_deref()).map_err(|e| e.to_string())?;
-                let entry = entry_code(entry);
-                // Waves then stay in the quick tier, whose frame was accepted.
-                if entry.frame > MAX_FRAME {
-                    return Err(format!(
-                        "the optimized code of `{name}` has a stack frame of {}, over the limit of {} MiB",
-                        mib(entry.frame),
-                        MAX_FRAME >> 20
-                    ));
-                }
-                Ok((entry, module))
-            })
-            .unwrap_or_else(|_| Err("the JIT panicked".into()));
-            // No `Compiled` comes if the kernel's compile failed after all: nothing to install.
-            if let Ok(target) = installer.recv() {
-                target.install_optimized(result, start);
-            }
-        });
-        // No thread to be had: the quick tier stays (the reason is recorded below).
-        spawned.ok().map(|_| install)
-    });
-    let optimized = OnceLock::new();
-    if optimized_tier.is_none() {
-        let _ = optimized.set(match (quick, tiering) {
-            (false, _) => Ok(compile_time),
-            (true, Tiering::QuickOnly) => Err("only the quick tier was asked for".into()),
-            (true, _) if !optimized_later => Err("only the first tier was asked for".into()),
-            (true, _) => Err("no thread for the optimized tier".into()),
-        });
-    }
-    let compiled = Compiled {
-        first: entry,
-        second: OnceLock::new(),
-        quick_first: quick,
-        has_barrier: kernel.info().uses_barriers,
-        writes_local: kernel.info().writes_local_memory,
-        compile_time,
-        optimized,
-        lazy: LoopTable::new(LazyLoops {
-            kernel: kernel.kernel().clone(),
-            flags,
-            analyses,
-            loops: Mutex::new(loop_fns.into_iter().map(|f| LazyLoop { f, code: None }).collect()),
-        }),
-        modules: Mutex::new(vec![module]),
-    };
-    Ok((compiled, optimized_tier))
+    Ok((func, lazy))
+}
+
+/// Compile an entry function from [`translate`] in a module of its own, as the quick tier
+/// (`quick`: the single-pass register allocator) or the optimized one; dumped to `dump` when
+/// asked ([`dump_stem`]).
+pub(crate) fn compile_tier(
+    func: cranelift_codegen::ir::Function,
+    quick: bool,
+    dump: Option<&std::path::Path>,
+) -> Result<(EntryCode, ModuleOwner), JitError> {
+    let (entry, module) = define_alone(func, quick, dump)?;
+    Ok((entry_code(entry), module))
 }
 
 /// Translate `kernel`'s entry function for `flags` (calls inlined) into CLIF, without
@@ -600,7 +371,7 @@ fn define_alone(
 /// Developer aid: with WAVE_JIT_DUMP=DIR, where a function's CLIF (`@pc` marks each
 /// statement's code), machine code, Cranelift pass timings and load address go
 /// (`DIR/<kernel>_w<W><suffix>.*`).
-fn dump_stem(kernel: &Kernel, flags: Flags, suffix: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn dump_stem(kernel: &Kernel, flags: Flags, suffix: &str) -> Option<std::path::PathBuf> {
     let dir = std::env::var_os("WAVE_JIT_DUMP")?;
     Some(std::path::PathBuf::from(dir).join(format!("{}_w{}{suffix}", kernel.meta.name, flags.width)))
 }

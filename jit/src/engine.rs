@@ -3,8 +3,11 @@
 //! of [`wave_runtime`]), so results match the interpreter bit for bit: waves in order, each
 //! until it reaches a barrier or ends.
 
+pub mod cache;
+pub mod tiers;
+
 use crate::abi::{status, WaveCtx, MAX_LANES};
-use crate::compiler::{compile_or_reuse, Compiled, EntryCode};
+use crate::compiler::{Compiled, EntryCode};
 use crate::error::JitError;
 use crate::helpers::{Fault, WaveHost};
 use crate::stacks::WaveStack;
@@ -60,7 +63,7 @@ enum Ran {
     /// The JIT declined the kernel, for this reason.
     Declined(String),
     /// The dispatch is cheaper to interpret than to compile (see
-    /// [`crate::compiler::small_dispatch`]), for this reason.
+    /// [`tiers::small_dispatch`]), for this reason.
     Small(String),
 }
 
@@ -535,19 +538,19 @@ impl JitEngine {
             .map_err(|e| RunError::before_run(name, RunErrorKind::Dispatch(e)))?;
         let flags = flags_for(&launch, self.stats);
         // One look into the cache: a cached dispatch (the common case) hashes its kernel once.
-        let cached = crate::compiler::cached(kernel, flags);
+        let cached = cache::cached(kernel, flags);
         // Unchecked code has no interpreter twin (the interpreter always checks bounds).
         if decline && !launch.unchecked && cached.is_none() {
             let threads = launch.workgroups.saturating_mul(launch.threads_per_workgroup as u64);
             // A kernel the JIT declines says so (below), however small the dispatch.
             let fits = crate::compiler::check_size(kernel, launch.wave_width).is_ok();
-            if let Some(why) = crate::compiler::small_dispatch(kernel, threads).filter(|_| fits) {
+            if let Some(why) = tiers::small_dispatch(kernel, threads).filter(|_| fits) {
                 return Ok(Ran::Small(why));
             }
         }
         let compiled = match cached {
             Some(code) => code.map(|code| (code, false)),
-            None => compile_or_reuse(kernel, flags),
+            None => cache::compile_or_reuse(kernel, flags),
         };
         let (code, compiled_now) = match compiled {
             Err(JitError::TooLarge(why)) if decline => return Ok(Ran::Declined(why)),

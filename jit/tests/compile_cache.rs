@@ -2,7 +2,8 @@
 //! goes, and its code memory is given back once nothing runs it. A process of its own (this
 //! file's only test), so that the count of live code modules is this test's alone.
 
-use wave_jit_codegen::compiler::{compile, is_cached, live_modules, CACHE_ENTRIES};
+use wave_jit_codegen::compiler::live_modules;
+use wave_jit_codegen::engine::cache::{compile, is_cached, CACHE_ENTRIES};
 use wave_jit_codegen::{Flags, JitEngine};
 use wave_runtime::{Device, Dispatch, Engine};
 

@@ -577,9 +577,9 @@ fn fresh_compiles_bypass_the_cache() {
     assert_eq!(first.tiers(), wave_jit_codegen::Tiers::QuickOnly("only the first tier was asked for".into()));
     let fresh = wave_jit_codegen::compile_fresh(&gemm, flags).unwrap();
     assert!(fresh.wait_optimized().expect("the optimized tier compiles") >= fresh.compile_time);
-    let (cached, compiled_now) = wave_jit_codegen::compiler::compile_or_reuse(&gemm, flags).unwrap();
+    let (cached, compiled_now) = wave_jit_codegen::engine::cache::compile_or_reuse(&gemm, flags).unwrap();
     assert!(compiled_now, "a fresh compile filled the cache");
-    let (again, compiled_again) = wave_jit_codegen::compiler::compile_or_reuse(&gemm, flags).unwrap();
+    let (again, compiled_again) = wave_jit_codegen::engine::cache::compile_or_reuse(&gemm, flags).unwrap();
     assert!(!compiled_again && std::sync::Arc::ptr_eq(&cached, &again));
     assert!(!std::sync::Arc::ptr_eq(&fresh, &cached));
 }

@@ -3,9 +3,9 @@
 //! [`STACK_MARGIN`], and a loop function without room below its caller runs on a stack of its
 //! own, leaving the wave's stack below its limit untouched.
 
+use super::cache::compile;
 use super::*;
 use crate::abi::STACK_MARGIN;
-use crate::compiler::compile;
 use crate::stacks::DEFAULT_STACK;
 use wave_runtime::{Device, Dispatch, Engine, Interpreter};
 
