@@ -125,7 +125,8 @@ pub struct Translator<'a, 'f> {
     pub call_divergent: bool,
     /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
     pub partial_halts: bool,
-    /// In a chunk-major loop (see [`chunk`]): the wave vector the state now stands for.
+    /// In a chunk-major loop (see [`chunk`]): the first of the wave vectors the state now
+    /// stands for.
     pub chunk: usize,
     /// In a chunk-major loop: where a possible fault leaves for the wave-major copy.
     pub bailout: Option<Block>,
