@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{run_both, WIDTHS};
+use common::{assembled, run_both, WIDTHS};
 use wave_runtime::Dispatch;
 
 /// `out[i] = in[i] + 4` for `i < n` (`i` the global thread index): r1 = in, r2 = out, r4 = n.
@@ -74,12 +74,6 @@ const DEVICE: u64 = 0x4000;
 const THREADS: u32 = 64;
 const GROUPS: u32 = 2;
 
-fn kernel(source: &str) -> wave_isa::ValidKernel {
-    let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), "wave_consecutive.wave")
-        .unwrap_or_else(|e| panic!("{e}"));
-    module.kernels[0].clone()
-}
-
 fn dispatch(width: u32, registers: &[(u8, u32)], local_memory: u32) -> Dispatch {
     Dispatch {
         wave_width: width,
@@ -95,7 +89,7 @@ fn dispatch(width: u32, registers: &[(u8, u32)], local_memory: u32) -> Dispatch 
 /// Both engines from the same memory: the same result (`Ok` or the same fault) and the same
 /// memory. Returns the interpreter's result as text.
 fn same(source: &str, d: &Dispatch, what: &str) -> Result<(), String> {
-    let k = kernel(source);
+    let k = assembled(source, "wave_consecutive.wave");
     let (ra, rb, ma, mb) = run_both(&k, d, DEVICE, 11);
     let what = format!("{what}, W={}", d.wave_width);
     assert_eq!(ra, rb, "{what}: results differ (interpreter, JIT)");
