@@ -560,6 +560,12 @@ impl Translator<'_, '_> {
         };
         let top = self.b.create_block();
         let rest = self.b.create_block();
+        // Values of the form `base + lane × stride` live as scalars in the copy; where they
+        // do not have that form when it starts, the masked loop runs instead.
+        let shadows = self.coherent_shadow_plan(body, func);
+        if let Some(plan) = &shadows {
+            self.enter_shadows(plan, header);
+        }
         self.b.ins().jump(top, &[]);
         self.b.switch_to_block(top);
         // What its statements count is paid at its back edge (below).
@@ -567,9 +573,27 @@ impl Translator<'_, '_> {
         let outer = std::mem::replace(&mut self.coherent, true);
         let mut result = self.block(&body[..split], func);
         if result.is_ok() {
-            let leaving = self.pred_ref(pred);
-            let any_leaves = self.any(&leaving);
-            self.b.ins().brif(any_leaves, header, &[], rest, &[]);
+            let any_leaves = match self.scalar_leave_test(&body[..split], pred) {
+                Some(any) => any,
+                None => {
+                    let leaving = self.pred_ref(pred);
+                    self.any(&leaving)
+                }
+            };
+            match &shadows {
+                Some(plan) => {
+                    // The masked loop reads the vectors: write the scalars back on the way.
+                    let leave = self.b.create_block();
+                    self.b.ins().brif(any_leaves, leave, &[], rest, &[]);
+                    self.b.seal_block(leave);
+                    self.b.switch_to_block(leave);
+                    self.write_back_shadows(plan);
+                    self.b.ins().jump(header, &[]);
+                }
+                None => {
+                    self.b.ins().brif(any_leaves, header, &[], rest, &[]);
+                }
+            }
             self.b.seal_block(rest);
             self.b.switch_to_block(rest);
             result = self.block(&body[split + 1..], func);
@@ -581,6 +605,9 @@ impl Translator<'_, '_> {
             } else {
                 self.b.ins().jump(top, &[]);
             }
+        }
+        if shadows.is_some() {
+            self.drop_shadows();
         }
         self.coherent = outer;
         self.pending = pending;

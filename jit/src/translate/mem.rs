@@ -277,6 +277,18 @@ impl Translator<'_, '_> {
 
     /// The address operand's shape from the per-vector analysis (and the wave analysis).
     fn address_shape(&self, inst: &Instruction, pc: u32) -> AddressShape {
+        if let Some(stride) = self.shadow_stride(inst.rs1 as u32) {
+            // A shadow's vectors are rebuilt from its lane 0 with this very stride.
+            let local = matches!(inst.op.class(), Class::LocalLoad | Class::LocalStore);
+            return match stride {
+                0 => AddressShape::Same,
+                4 if self.full && self.n > 1 && self.flags.checked && self.lane0_decides(pc, local) => {
+                    AddressShape::WaveConsecutive
+                }
+                4 => AddressShape::Consecutive,
+                _ => AddressShape::Scattered,
+            };
+        }
         match self.operand_stride(inst, pc, Slot::Rs1) {
             Some(0) => AddressShape::Same,
             Some(4) if self.wave_consecutive(inst, pc) => AddressShape::WaveConsecutive,

@@ -382,8 +382,8 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// The vectors of register `r` (0 for registers outside 0..256, as the reference).
     pub fn reg(&mut self, r: u32) -> Vec<Value> {
-        if let Some(v) = self.shadowed_reg(r) {
-            return vec![v];
+        if let Some(vs) = self.shadowed_reg(r) {
+            return vs;
         }
         match self.regs.get(r as usize).cloned().flatten() {
             Some(vars) => self.get(&vars),
@@ -410,8 +410,8 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     pub fn pred(&mut self, p: u32) -> Vec<Value> {
-        if let Some(v) = self.shadowed_pred(p) {
-            return vec![v];
+        if let Some(vs) = self.shadowed_pred(p) {
+            return vs;
         }
         match self.preds.get(p as usize).cloned() {
             Some(vars) => self.get(&vars),

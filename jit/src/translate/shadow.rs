@@ -1,34 +1,39 @@
-//! Scalar shadows: registers and predicates whose four lanes follow `base + lane × stride` in a
-//! chunk-major loop, kept as one scalar (the vector's lane 0) instead of a vector.
+//! Scalar shadows: registers and predicates whose lanes in view follow `base + lane × stride`,
+//! kept as one scalar (lane 0 of the first vector in view) instead of vectors.
 //!
-//! In a chunk-major loop the vector in view is the whole "wave", and the per-vector analysis
-//! says which values are uniform or affine across its lanes: addresses, counters and
-//! constants. Kept as vectors they cost a vector op per update, a lane extract per memory
-//! access and a vector register each; as scalars they live in general registers and feed
-//! loads, bounds checks and uniform branches directly. The vector form, where an op needs it,
-//! is rebuilt from the scalar (`splat(lane0) + stride × [0, 1, 2, 3]`).
+//! Addresses, counters and constants are uniform or affine across the lanes. Kept as vectors
+//! they cost a vector op per update, a lane extract per memory access and a vector register
+//! each; as scalars they live in general registers and feed loads, bounds checks and branches
+//! directly. The vector form, where an op needs it, is rebuilt from the scalar (vector k is
+//! `splat(lane0 + 4k × stride) + stride × [0, 1, 2, 3]`).
 //!
-//! This is exact only where every lane runs every statement, so shadows exist only in loops
-//! whose whole body has uniform control ([`Translator::shadow_plan`]): every write to a
-//! shadowed value is then unguarded, covers all four lanes, and is computed by the scalar op
-//! on lane 0 (lane-wise ops commute with taking lane 0); the analysis guarantees the result
-//! is affine with the planned stride. At each vector's loop entry a shadowed value that some
-//! read may see from before the loop is checked against its planned form (a mismatch takes the
-//! loop's bail-out); a value the loop writes before any read is not, and its entry vector is
-//! kept for an exit taken before the loop wrote it.
+//! This is exact only where every lane runs every write, so shadows exist in two places:
+//! - chunk-major loops whose whole body has uniform control, one vector in view
+//!   ([`Translator::shadow_plan`], by the per-vector analysis);
+//! - the coherent copy of a loop ([`Translator::coherent_shadow_plan`], by the wave analysis,
+//!   any number of vectors in view), which runs only while every lane is active, and whose
+//!   `break` test is decided on scalars where it can be ([`Translator::scalar_leave_test`]).
+//!
+//! Every write to a shadowed value is then unguarded, covers every lane, and is computed by
+//! the scalar op on lane 0 (lane-wise ops commute with taking lane 0); the analysis says the
+//! result keeps the planned stride (and for the coherent copy, the op's own stride rule is
+//! checked against it). Where shadows start, a value that some read may see from before is
+//! checked against its planned form (a mismatch takes the loop's bail-out, or the masked loop
+//! for a coherent copy); a value written before any read is not, and its entry vectors are
+//! kept for an exit taken before it was written.
 
 use super::alu::int_compare;
 use super::Translator;
 use crate::error::JitError;
 use cranelift_codegen::entity::EntityRef;
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I32X4, I8};
+use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
+use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{Block, InstBuilder, Value};
 use cranelift_frontend::Variable;
 use std::collections::HashMap;
-use wave_isa::analysis::Value as Shape;
+use wave_isa::analysis::{Uniformity, Value as Shape};
 use wave_isa::opcodes::{Kind, Role};
-use wave_isa::{FuncId, Instruction, Op, StateRef, Stmt, StmtKind};
+use wave_isa::{FuncId, Instruction, Op, PredRef, StateRef, Stmt, StmtKind};
 
 /// Which registers (with their lane stride) and predicates a loop keeps as scalars, and
 /// which of them the loop writes.
@@ -63,8 +68,8 @@ pub struct Shadows {
     preds: HashMap<u32, Variable>,
     /// Values whose entry vector is not checked (no read sees it): whether the loop has
     /// written them yet (an i8) and the vector to keep if it has not.
-    reg_entries: HashMap<u32, (Variable, Value)>,
-    pred_entries: HashMap<u32, (Variable, Value)>,
+    reg_entries: HashMap<u32, (Variable, Vec<Value>)>,
+    pred_entries: HashMap<u32, (Variable, Vec<Value>)>,
     /// Lane 0 of vectors rebuilt from a shadow: memory ops and branches read it from here.
     lane0: HashMap<Value, Value>,
     /// Registers the loop only reads, known to hold a constant: read as that constant (no
@@ -103,6 +108,120 @@ fn note(map: &mut HashMap<u32, Seen>, key: u32, seen: Seen) {
         .or_insert(seen);
 }
 
+/// What the operands of a body's ops say of each register and predicate.
+#[derive(Default)]
+struct SeenState {
+    regs: HashMap<u32, Seen>,
+    preds: HashMap<u32, Seen>,
+}
+
+impl SeenState {
+    /// Note the shapes `shapes` gives the operands of `inst` (statement `s`); a write counts
+    /// as fitting only where `may_write` and the op, unguarded, has a scalar form. False
+    /// where the analysis has nothing for the statement.
+    fn note_op(
+        &mut self,
+        shapes: &Uniformity,
+        func: FuncId,
+        s: &Stmt,
+        inst: &Instruction,
+        may_write: bool,
+    ) -> bool {
+        let Some(info) = shapes.get(func, s.offset) else { return false };
+        let scalar_write = may_write && s.guard.is_none() && super::rules::has_scalar_form(inst.op);
+        for ((spec, _), value) in inst.operands().zip(&info.operands) {
+            let index = inst.slot_value(spec.slot);
+            let uniform = |v: Option<Shape>| Seen::of(v.filter(|v| v.is_uniform()));
+            match (spec.role, spec.kind) {
+                (Role::Use, Kind::Reg) => note(&mut self.regs, index, Seen::of(Some(*value))),
+                (Role::Use, Kind::Pred) => note(&mut self.preds, index, uniform(Some(*value))),
+                (Role::Def, Kind::Reg) => {
+                    note(&mut self.regs, index, Seen::of(info.result.filter(|_| scalar_write)))
+                }
+                (Role::Def, Kind::Pred) => {
+                    note(&mut self.preds, index, uniform(info.result.filter(|_| scalar_write)))
+                }
+                (_, Kind::Pair | Kind::Quad) => {
+                    let span = spec.kind.register_span();
+                    for r in index..index + span {
+                        note(&mut self.regs, r, Seen::Unfit);
+                    }
+                }
+                _ => {}
+            }
+        }
+        true
+    }
+}
+
+/// The first planned value some write in `body` does not leave in its planned form: the
+/// stride its op computes from the planned strides of its inputs (an input not planned, or
+/// one without the constant a product needs, does not fit).
+fn first_unfit_write(plan: &ShadowPlan, body: &[Stmt]) -> Option<StateRef> {
+    let planned = |r: u32| plan.regs.iter().find(|p| p.reg == r);
+    let mut unfit = None;
+    wave_isa::ir::walk_block(body, 0, &mut |s, _| {
+        let StmtKind::Op(inst) = &s.kind else { return };
+        if unfit.is_some() {
+            return;
+        }
+        let inputs: Option<Vec<(u32, Option<u32>)>> = inst
+            .operands()
+            .filter(|(spec, _)| spec.role == Role::Use && spec.kind == Kind::Reg)
+            .map(|(spec, _)| planned(inst.slot_value(spec.slot)).map(|p| (p.stride, p.constant)))
+            .collect();
+        for (spec, _) in inst.operands().filter(|(spec, _)| spec.role == Role::Def) {
+            let index = inst.slot_value(spec.slot);
+            match spec.kind {
+                Kind::Reg => {
+                    if let Some(p) = planned(index) {
+                        let stride = inputs.as_deref().and_then(|x| result_stride(inst, x));
+                        if stride != Some(p.stride) {
+                            unfit = Some(StateRef::Reg(index));
+                        }
+                    }
+                }
+                Kind::Pred => {
+                    let is_planned = plan.preds.iter().any(|p| p.pred == index);
+                    let uniform = int_compare(inst.op).is_some()
+                        && inputs.as_deref().is_some_and(|x| x.iter().all(|&(stride, _)| stride == 0));
+                    if is_planned && !uniform {
+                        unfit = Some(StateRef::Pred(index as u8));
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    unfit
+}
+
+/// The lane stride of the result of `inst` (an op with a scalar form) from its register
+/// inputs' strides and known constants, in operand order; `None` where it is not affine with
+/// a stride known here (a product of two varying values, or of a varying value and an
+/// unknown uniform one). Lane-wise wrapping arithmetic is linear modulo 2^32, so sums,
+/// differences and products by a constant keep the form exactly.
+fn result_stride(inst: &Instruction, x: &[(u32, Option<u32>)]) -> Option<u32> {
+    let product = |(sa, ca): (u32, Option<u32>), (sb, cb): (u32, Option<u32>)| match (sa, sb) {
+        (0, 0) => Some(0),
+        (0, s) => ca.map(|c| c.wrapping_mul(s)),
+        (s, 0) => cb.map(|c| c.wrapping_mul(s)),
+        _ => None,
+    };
+    let all_uniform = x.iter().all(|&(stride, _)| stride == 0);
+    match inst.op {
+        Op::Iadd => Some(x.first()?.0.wrapping_add(x.get(1)?.0)),
+        Op::Isub => Some(x.first()?.0.wrapping_sub(x.get(1)?.0)),
+        Op::Imul => product(*x.first()?, *x.get(1)?),
+        Op::Imad => Some(product(*x.first()?, *x.get(1)?)?.wrapping_add(x.get(2)?.0)),
+        Op::Mov => Some(x.first()?.0),
+        Op::MovImm => Some(0),
+        Op::Ineg | Op::Not => Some(x.first()?.0.wrapping_neg()),
+        Op::Imin | Op::Imax | Op::And | Op::Or | Op::Xor if all_uniform => Some(0),
+        _ => None,
+    }
+}
+
 impl Translator<'_, '_> {
     /// The shadows for the chunk-major loop at `offset`, or `None` when its body may run on
     /// part of a vector (divergent or guarded control) or keeps nothing as a scalar.
@@ -110,54 +229,71 @@ impl Translator<'_, '_> {
         if !self.exec_is_full(offset) || !self.control_is_uniform(body, func, true) {
             return None;
         }
-        let mut regs: HashMap<u32, Seen> = HashMap::new();
-        let mut preds: HashMap<u32, Seen> = HashMap::new();
+        let mut seen = SeenState::default();
         let mut complete = true;
         wave_isa::ir::walk_block(body, 0, &mut |s, _| {
-            let StmtKind::Op(inst) = &s.kind else { return };
-            let Some(info) = self.shapes.get(func, s.offset) else {
-                complete = false;
-                return;
-            };
-            let scalar_write = s.guard.is_none() && super::rules::has_scalar_form(inst.op);
-            for ((spec, _), value) in inst.operands().zip(&info.operands) {
-                let index = inst.slot_value(spec.slot);
-                let uniform = |v: Option<Shape>| Seen::of(v.filter(|v| v.is_uniform()));
-                match (spec.role, spec.kind) {
-                    (Role::Use, Kind::Reg) => note(&mut regs, index, Seen::of(Some(*value))),
-                    (Role::Use, Kind::Pred) => note(&mut preds, index, uniform(Some(*value))),
-                    (Role::Def, Kind::Reg) => {
-                        note(&mut regs, index, Seen::of(info.result.filter(|_| scalar_write)))
-                    }
-                    (Role::Def, Kind::Pred) => {
-                        note(&mut preds, index, uniform(info.result.filter(|_| scalar_write)))
-                    }
-                    (_, Kind::Pair | Kind::Quad) => {
-                        let span = spec.kind.register_span();
-                        for r in index..index + span {
-                            note(&mut regs, r, Seen::Unfit);
-                        }
-                    }
-                    _ => {}
-                }
+            if let StmtKind::Op(inst) = &s.kind {
+                complete &= seen.note_op(self.shapes, func, s, inst, true);
             }
         });
         if !complete {
             return None;
         }
+        let plan = self.plan_from(body, &seen);
+        (!plan.regs.is_empty() || !plan.preds.is_empty()).then_some(plan)
+    }
+
+    /// The shadows of the coherent copy of the loop with this body (see `coherent_loop` in
+    /// [`super::control`]): registers that are `base + lane × stride` across the lanes in
+    /// view, by the wave analysis, whose every write in the body is an unguarded op at its top
+    /// level with a scalar form. The copy runs only while every lane is active, so such a
+    /// write covers every lane; the stride each write leaves is checked here against the
+    /// stride the op computes from its inputs' strides (what does not fit stays a vector),
+    /// and the values a read may see from before the loop are checked at run time when the
+    /// copy starts. `None` inside other shadows, or where nothing would be kept as a scalar.
+    pub fn coherent_shadow_plan(&self, body: &[Stmt], func: FuncId) -> Option<ShadowPlan> {
+        if !self.shadows.regs.is_empty() || !self.shadows.preds.is_empty() {
+            return None;
+        }
+        let mut seen = SeenState::default();
+        let mut complete = true;
+        wave_isa::ir::walk_block(body, 0, &mut |s, depth| {
+            if let StmtKind::Op(inst) = &s.kind {
+                complete &= seen.note_op(self.waves, func, s, inst, depth == 0);
+            }
+        });
+        if !complete {
+            return None;
+        }
+        let mut plan = self.plan_from(body, &seen);
+        // Drop what the ops do not keep in form, until every planned write fits.
+        while let Some(unfit) = first_unfit_write(&plan, body) {
+            match unfit {
+                StateRef::Reg(r) => plan.regs.retain(|p| p.reg != r),
+                StateRef::Pred(p) => plan.preds.retain(|q| q.pred != p as u32),
+            }
+        }
+        // A scalar the copy writes is what makes it pay; read-only ones alone only add the
+        // entry check.
+        let writes = plan.regs.iter().any(|r| r.written) || plan.preds.iter().any(|p| p.written);
+        writes.then_some(plan)
+    }
+
+    /// The plan for what `seen` found fitting in `body`.
+    fn plan_from(&self, body: &[Stmt], seen: &SeenState) -> ShadowPlan {
         let mut plan = ShadowPlan::default();
         let exposed = upward_exposed(body);
         let written_state = super::chunk::written_state(body);
-        for (&reg, &seen) in &regs {
-            if let (Seen::Fits { stride, constant }, true) = (seen, self.has_register(reg)) {
+        for (&reg, &fit) in &seen.regs {
+            if let (Seen::Fits { stride, constant }, true) = (fit, self.has_register(reg)) {
                 let written = written_state.regs.get(reg as usize).copied().unwrap_or(false);
                 let constant = constant.filter(|_| !written);
                 let exposed = !written || exposed.regs.get(reg as usize).copied().unwrap_or(true);
                 plan.regs.push(PlannedReg { reg, stride, written, exposed, constant });
             }
         }
-        for (&pred, &seen) in &preds {
-            if matches!(seen, Seen::Fits { .. }) && (pred as usize) < 4 {
+        for (&pred, &fit) in &seen.preds {
+            if matches!(fit, Seen::Fits { .. }) && (pred as usize) < 4 {
                 let written = written_state.preds.get(pred as usize).copied().unwrap_or(false);
                 let exposed = !written || exposed.preds.get(pred as usize).copied().unwrap_or(true);
                 plan.preds.push(PlannedPred { pred, written, exposed });
@@ -165,7 +301,7 @@ impl Translator<'_, '_> {
         }
         plan.regs.sort_unstable();
         plan.preds.sort_unstable();
-        (!plan.regs.is_empty() || !plan.preds.is_empty()).then_some(plan)
+        plan
     }
 
     /// Whether every statement of the body runs on all lanes that entered it: no divergence
@@ -198,25 +334,27 @@ impl Translator<'_, '_> {
     /// vector is kept for an exit taken before the loop wrote it.
     pub fn enter_shadows(&mut self, plan: &ShadowPlan, bail: Block) {
         let mut all_fit: Option<Value> = None;
-        let mut fits = |t: &mut Self, v: Value, expected: Value| {
-            let eq = t.b.ins().icmp(IntCC::Equal, v, expected);
-            all_fit = Some(match all_fit {
-                Some(acc) => t.b.ins().band(acc, eq),
-                None => eq,
-            });
+        let mut fits = |t: &mut Self, vs: &[Value], expected: &[Value]| {
+            for (&v, &e) in vs.iter().zip(expected) {
+                let eq = t.b.ins().icmp(IntCC::Equal, v, e);
+                all_fit = Some(match all_fit {
+                    Some(acc) => t.b.ins().band(acc, eq),
+                    None => eq,
+                });
+            }
         };
         for &PlannedReg { reg, stride, exposed, constant, .. } in &plan.regs {
-            let v = self.reg(reg)[0];
+            let vs = self.reg(reg);
             let lane0 = match constant {
                 Some(c) => self.b.ins().iconst(I32, c as i32 as i64),
-                None => self.b.ins().extractlane(v, 0),
+                None => self.b.ins().extractlane(vs[0], 0),
             };
             if exposed {
-                let expected = self.affine_vector(lane0, stride);
-                fits(self, v, expected);
+                let expected = self.affine_vectors(lane0, stride);
+                fits(self, &vs, &expected);
             } else {
                 let flag = self.not_written_yet();
-                self.shadows.reg_entries.insert(reg, (flag, v));
+                self.shadows.reg_entries.insert(reg, (flag, vs));
             }
             let var = self.scoped_var(I32);
             self.b.def_var(var, lane0);
@@ -226,14 +364,14 @@ impl Translator<'_, '_> {
             }
         }
         for &PlannedPred { pred, exposed, .. } in &plan.preds {
-            let v = self.pred(pred)[0];
-            let lane0 = self.b.ins().extractlane(v, 0);
+            let vs = self.pred(pred);
+            let lane0 = self.b.ins().extractlane(vs[0], 0);
             if exposed {
-                let expected = self.b.ins().splat(I32X4, lane0);
-                fits(self, v, expected);
+                let expected = self.affine_vectors(lane0, 0);
+                fits(self, &vs, &expected);
             } else {
                 let flag = self.not_written_yet();
-                self.shadows.pred_entries.insert(pred, (flag, v));
+                self.shadows.pred_entries.insert(pred, (flag, vs));
             }
             let var = self.scoped_var(I32);
             self.b.def_var(var, lane0);
@@ -257,24 +395,35 @@ impl Translator<'_, '_> {
 
     /// Write the shadows the loop changed back into the vector state; drop all shadows.
     pub fn leave_shadows(&mut self, plan: &ShadowPlan) {
+        self.write_back_shadows(plan);
+        self.drop_shadows();
+    }
+
+    /// Write the shadows the loop changed back into the vector state, keeping them in force
+    /// (an exit edge of code that goes on with them).
+    pub fn write_back_shadows(&mut self, plan: &ShadowPlan) {
         for &PlannedReg { reg, written, .. } in &plan.regs {
             if written {
-                let v = self.reg(reg)[0];
-                let entry = self.shadows.reg_entries.get(&reg).copied();
-                let v = self.unless_unwritten(v, entry);
+                let vs = self.reg(reg);
+                let entry = self.shadows.reg_entries.get(&reg).cloned();
+                let vs = self.unless_unwritten(vs, entry);
                 let vars = self.reg_vars(reg);
-                self.set(&vars, &[v]);
+                self.set(&vars, &vs);
             }
         }
         for &PlannedPred { pred, written, .. } in &plan.preds {
             if written {
-                let v = self.pred(pred)[0];
-                let entry = self.shadows.pred_entries.get(&pred).copied();
-                let v = self.unless_unwritten(v, entry);
+                let vs = self.pred(pred);
+                let entry = self.shadows.pred_entries.get(&pred).cloned();
+                let vs = self.unless_unwritten(vs, entry);
                 let vars = self.pred_vars(pred);
-                self.set(&vars, &[v]);
+                self.set(&vars, &vs);
             }
         }
+    }
+
+    /// Drop every shadow (their vector state is up to date or no longer read).
+    pub fn drop_shadows(&mut self) {
         let shadows = std::mem::take(&mut self.shadows);
         // Sorted: the maps' order is random, and the code should not be.
         let mut scalars: Vec<Variable> =
@@ -285,29 +434,43 @@ impl Translator<'_, '_> {
             .reg_entries
             .values()
             .chain(shadows.pred_entries.values())
-            .map(|&(flag, _)| flag)
+            .map(|(flag, _)| *flag)
             .collect();
         flags.sort_unstable_by_key(|v| v.index());
         self.release_vars(I8, &flags);
     }
 
-    /// `v`, or the entry vector where the loop has not written the value (unchecked values).
-    fn unless_unwritten(&mut self, v: Value, entry: Option<(Variable, Value)>) -> Value {
+    /// `vs`, or the entry vectors where the loop has not written the value (unchecked values).
+    fn unless_unwritten(&mut self, vs: Vec<Value>, entry: Option<(Variable, Vec<Value>)>) -> Vec<Value> {
         match entry {
             Some((flag, entry)) => {
                 let flag = self.b.use_var(flag);
-                self.b.ins().select(flag, v, entry)
+                vs.iter().zip(&entry).map(|(&v, &e)| self.b.ins().select(flag, v, e)).collect()
             }
-            None => v,
+            None => vs,
         }
     }
 
     /// Note that an unchecked value has been written.
-    fn mark_written(&mut self, entry: Option<(Variable, Value)>) {
-        if let Some((flag, _)) = entry {
+    fn mark_written(&mut self, entry: Option<Variable>) {
+        if let Some(flag) = entry {
             let yes = self.b.ins().iconst(I8, 1);
             self.b.def_var(flag, yes);
         }
+    }
+
+    /// The vectors in view of `base + lane × stride` with lane 0 `lane0`: vector k is
+    /// `affine_vector(lane0 + 4k × stride)`.
+    fn affine_vectors(&mut self, lane0: Value, stride: u32) -> Vec<Value> {
+        (0..self.n)
+            .map(|k| {
+                let first = match (k as u32).wrapping_mul(4).wrapping_mul(stride) {
+                    0 => lane0,
+                    step => self.b.ins().iadd_imm_u(lane0, step as i64),
+                };
+                self.affine_vector(first, stride)
+            })
+            .collect()
     }
 
     /// `splat(lane0) + stride × [0, 1, 2, 3]`, remembered as having lane 0 `lane0`.
@@ -321,21 +484,96 @@ impl Translator<'_, '_> {
         v
     }
 
-    /// The vector of a shadowed register, rebuilt from its scalar.
-    pub(super) fn shadowed_reg(&mut self, r: u32) -> Option<Value> {
+    /// The vectors of a shadowed register, rebuilt from its scalar.
+    pub(super) fn shadowed_reg(&mut self, r: u32) -> Option<Vec<Value>> {
         let (var, stride) = *self.shadows.regs.get(&r)?;
         let lane0 = match self.shadows.constants.get(&r) {
             Some(&c) => self.b.ins().iconst(I32, c as i32 as i64),
             None => self.b.use_var(var),
         };
-        Some(self.affine_vector(lane0, stride))
+        Some(self.affine_vectors(lane0, stride))
     }
 
-    /// The mask of a shadowed predicate, rebuilt from its scalar.
-    pub(super) fn shadowed_pred(&mut self, p: u32) -> Option<Value> {
+    /// The masks of a shadowed predicate, rebuilt from its scalar.
+    pub(super) fn shadowed_pred(&mut self, p: u32) -> Option<Vec<Value>> {
         let var = *self.shadows.preds.get(&p)?;
         let lane0 = self.b.use_var(var);
-        Some(self.affine_vector(lane0, 0))
+        Some(self.affine_vectors(lane0, 0))
+    }
+
+    /// The lane stride of a shadowed register across the vectors in view.
+    pub(super) fn shadow_stride(&self, r: u32) -> Option<u32> {
+        self.shadows.regs.get(&r).map(|&(_, stride)| stride)
+    }
+
+    /// Lane 0 of a shadowed register, as its scalar.
+    fn shadow_lane0(&mut self, r: u32) -> Option<Value> {
+        let (var, _) = *self.shadows.regs.get(&r)?;
+        Some(match self.shadows.constants.get(&r) {
+            Some(&c) => self.b.ins().iconst(I32, c as i32 as i64),
+            None => self.b.use_var(var),
+        })
+    }
+
+    /// Whether some lane in view leaves by `break pred` after `before` (the ops of the trip up
+    /// to that `break`), decided on scalars, conservatively (true may also mean "cannot
+    /// tell"): where the predicate's last write there compares a shadowed register of
+    /// positive stride with a uniform one by order (`<`, `<=`, `>`, `>=`) and the register's
+    /// lanes in view do not wrap in the compare's domain, the compare is monotone in the
+    /// lane, so some lane leaves exactly when the first or the last one does. `None` where
+    /// the write is not such a compare. Nothing in `before` writes a register it reads (see
+    /// `coherent_loop_split`), so the operands are still those the compare saw.
+    pub fn scalar_leave_test(&mut self, before: &[Stmt], pred: PredRef) -> Option<Value> {
+        let target = StateRef::Pred(pred.index);
+        let (s, inst) = before.iter().rev().find_map(|s| match &s.kind {
+            StmtKind::Op(inst) if inst.named_state(Some(Role::Def)).any(|d| d == target) => Some((s, inst)),
+            _ => None,
+        })?;
+        let cc = int_compare(inst.op).filter(|cc| !matches!(cc, IntCC::Equal | IntCC::NotEqual))?;
+        if s.guard.is_some() {
+            return None;
+        }
+        let (a, b) = (inst.rs1 as u32, inst.rs2 as u32);
+        let (sa, sb) = (self.shadow_stride(a)?, self.shadow_stride(b)?);
+        let (stride, varying_is_left) = match (sa, sb) {
+            (0, s) if s != 0 => (s, false),
+            (s, 0) if s != 0 => (s, true),
+            _ => return None,
+        };
+        if stride as i32 <= 0 {
+            return None;
+        }
+        let (x0, u) = {
+            let la = self.shadow_lane0(a)?;
+            let lb = self.shadow_lane0(b)?;
+            if varying_is_left {
+                (la, lb)
+            } else {
+                (lb, la)
+            }
+        };
+        let signed = matches!(
+            cc,
+            IntCC::SignedLessThan
+                | IntCC::SignedLessThanOrEqual
+                | IntCC::SignedGreaterThan
+                | IntCC::SignedGreaterThanOrEqual
+        );
+        let span = (4 * self.n as i64 - 1) * stride as i64;
+        let wide = if signed { self.b.ins().sextend(I64, x0) } else { self.b.ins().uextend(I64, x0) };
+        let last_wide = self.b.ins().iadd_imm_s(wide, span);
+        let top = if signed { i32::MAX as i64 } else { u32::MAX as i64 };
+        let wraps = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, last_wide, top);
+        let last = self.b.ins().ireduce(I32, last_wide);
+        let leaves_cc = if pred.negated { cc.complement() } else { cc };
+        let leaves = |t: &mut Self, x: Value| {
+            let (l, r) = if varying_is_left { (x, u) } else { (u, x) };
+            t.b.ins().icmp(leaves_cc, l, r)
+        };
+        let first_leaves = leaves(self, x0);
+        let last_leaves = leaves(self, last);
+        let either = self.b.ins().bor(first_leaves, last_leaves);
+        Some(self.b.ins().bor(either, wraps))
     }
 
     pub(super) fn is_shadowed_reg(&self, r: u32) -> bool {
@@ -382,8 +620,14 @@ impl Translator<'_, '_> {
             .collect();
         let mut x = Vec::with_capacity(inputs.len());
         for r in inputs {
-            let v = self.reg(r)[0];
-            x.push(self.lane0(v));
+            let lane0 = match self.shadow_lane0(r) {
+                Some(lane0) => lane0,
+                None => {
+                    let v = self.reg(r)[0];
+                    self.lane0(v)
+                }
+            };
+            x.push(lane0);
         }
         let arg = |i: usize| {
             x.get(i)
@@ -395,7 +639,7 @@ impl Translator<'_, '_> {
             let mask = self.b.ins().bmask(I32, holds);
             let var = self.shadows.preds[&(inst.rd as u32)];
             self.b.def_var(var, mask);
-            let entry = self.shadows.pred_entries.get(&(inst.rd as u32)).copied();
+            let entry = self.shadows.pred_entries.get(&(inst.rd as u32)).map(|(flag, _)| *flag);
             self.mark_written(entry);
             return Ok(());
         }
@@ -407,7 +651,7 @@ impl Translator<'_, '_> {
         };
         let (var, _) = self.shadows.regs[&(inst.rd as u32)];
         self.b.def_var(var, value);
-        let entry = self.shadows.reg_entries.get(&(inst.rd as u32)).copied();
+        let entry = self.shadows.reg_entries.get(&(inst.rd as u32)).map(|(flag, _)| *flag);
         self.mark_written(entry);
         Ok(())
     }
