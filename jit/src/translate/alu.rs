@@ -18,6 +18,7 @@ impl Translator<'_, '_> {
     /// Lower one data, memory, wave or MMA op.
     pub fn op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
         self.op_guarded = inst.guard.is_some();
+        self.op_offset = pc;
         if self.writes_shadow(inst) {
             return self.scalar_op(inst, pc);
         }

@@ -21,6 +21,7 @@ pub mod loop_fn;
 pub mod mem;
 pub mod rules;
 pub mod shadow;
+pub mod temporaries;
 pub mod waveops;
 
 use crate::abi::{helper_signature, Helper};
@@ -34,7 +35,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use env::WaveEnv;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use wave_isa::analysis::cost::{Cost, CostModel};
 use wave_isa::analysis::{Uniformity, UniformityOptions};
 use wave_isa::opcodes::Role;
@@ -147,6 +148,10 @@ pub struct Translator<'a, 'f> {
     state_area: Option<StackSlot>,
     /// The static instruction counts of the kernel's regions.
     pub costs: &'a CostModel,
+    /// Writes that need no blend, as (statement offset, register): see [`temporaries`].
+    pub unblended: &'a HashSet<(u32, u32)>,
+    /// The offset of the op being translated (for [`Translator::set_reg`]).
+    pub op_offset: u32,
     /// Instructions the code being translated has counted and not yet taken from the budget
     /// (see [`count`]).
     pub pending: Cost,
@@ -162,6 +167,7 @@ pub struct Analyses {
     shapes: Uniformity,
     waves: Uniformity,
     costs: CostModel,
+    unblended: HashSet<(u32, u32)>,
 }
 
 impl Analyses {
@@ -177,6 +183,7 @@ impl Analyses {
                 lanes_log2: lanes.trailing_zeros() as u8,
             }),
             costs: CostModel::new(kernel),
+            unblended: temporaries::unblended_writes(kernel),
         }
     }
 }
@@ -256,6 +263,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             first_loop_fn,
             state_area: None,
             costs: &analyses.costs,
+            unblended: &analyses.unblended,
+            op_offset: 0,
             pending: Cost::ZERO,
             spare_vars: HashMap::new(),
             declared_vars: 0,
@@ -395,7 +404,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
         debug_assert!(!self.is_shadowed_reg(r), "vector write to shadowed r{r}");
         let Some(vars) = self.regs.get(r as usize).cloned().flatten() else { return };
-        if self.full {
+        if self.full || !self.op_guarded && self.unblended.contains(&(self.op_offset, r)) {
             self.set(&vars, vals);
             return;
         }
