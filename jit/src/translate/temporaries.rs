@@ -46,7 +46,7 @@ pub fn unblended_writes(kernel: &Kernel) -> HashSet<(u32, u32)> {
                 _ => false,
             };
             let first = body.iter().find(|s| names(s, reg));
-            if !first.is_some_and(|s| top_level_write(s)) {
+            if !first.is_some_and(&top_level_write) {
                 continue;
             }
             for s in body.iter().filter(|s| top_level_write(s)) {
