@@ -41,7 +41,7 @@ pub enum Operand {
 }
 
 /// A register or predicate an instruction names (see [`Instruction::named_state`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StateRef {
     /// A register index (may exceed 255 for the tail of a pair or quad at the top).
     Reg(u32),

@@ -39,7 +39,7 @@ use std::collections::{HashMap, HashSet};
 use wave_isa::analysis::cost::{Cost, CostModel};
 use wave_isa::analysis::{Uniformity, UniformityOptions};
 use wave_isa::opcodes::Role;
-use wave_isa::{FuncId, Instruction, Kernel, Operand, PredRef, StmtKind, ValidKernel};
+use wave_isa::{FuncId, Instruction, Kernel, Operand, PredRef, StateRef, StmtKind, ValidKernel};
 
 /// What a compiled function is specialised for (part of the cache key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -148,8 +148,9 @@ pub struct Translator<'a, 'f> {
     state_area: Option<StackSlot>,
     /// The static instruction counts of the kernel's regions.
     pub costs: &'a CostModel,
-    /// Writes that need no blend, as (statement offset, register): see [`temporaries`].
-    pub unblended: &'a HashSet<(u32, u32)>,
+    /// Writes that need no blend, as (statement offset, register or predicate): see
+    /// [`temporaries`].
+    pub unblended: &'a HashSet<(u32, StateRef)>,
     /// The offset of the op being translated (for [`Translator::set_reg`]).
     pub op_offset: u32,
     /// Instructions the code being translated has counted and not yet taken from the budget
@@ -167,7 +168,7 @@ pub struct Analyses {
     shapes: Uniformity,
     waves: Uniformity,
     costs: CostModel,
-    unblended: HashSet<(u32, u32)>,
+    unblended: HashSet<(u32, StateRef)>,
 }
 
 impl Analyses {
@@ -404,7 +405,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
         debug_assert!(!self.is_shadowed_reg(r), "vector write to shadowed r{r}");
         let Some(vars) = self.regs.get(r as usize).cloned().flatten() else { return };
-        if self.full || !self.op_guarded && self.unblended.contains(&(self.op_offset, r)) {
+        if self.full || !self.op_guarded && self.unblended.contains(&(self.op_offset, StateRef::Reg(r))) {
             self.set(&vars, vals);
             return;
         }
@@ -431,7 +432,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     pub fn set_pred(&mut self, p: u32, vals: &[Value], mask: &[Value]) {
         debug_assert!(!self.is_shadowed_pred(p), "vector write to shadowed p{p}");
         let Some(vars) = self.preds.get(p as usize).cloned() else { return };
-        if self.full {
+        if self.full || !self.op_guarded && self.unblended.contains(&(self.op_offset, StateRef::Pred(p as u8))) {
             self.set(&vars, vals);
             return;
         }

@@ -23,90 +23,103 @@ use wave_isa::ir::walk_block;
 use wave_isa::opcodes::{Class, Role};
 use wave_isa::{Kernel, StateRef, Stmt, StmtKind};
 
-/// The unguarded writes that need no blend, as (statement offset, register): the top-level
-/// writes of every loop temporary (see the module doc).
-pub fn unblended_writes(kernel: &Kernel) -> HashSet<(u32, u32)> {
+/// The unguarded writes that need no blend, as (statement offset, register or predicate): the
+/// top-level writes of every loop temporary (see the module doc).
+pub fn unblended_writes(kernel: &Kernel) -> HashSet<(u32, StateRef)> {
     let mut writes = HashSet::new();
     let [entry] = kernel.funcs.as_slice() else { return writes };
     let all = uses(&entry.body);
     walk_block(&entry.body, 0, &mut |s, _| {
         let StmtKind::Loop { body, .. } = &s.kind else { return };
         let inside = uses(body);
-        for (&reg, &count) in &inside.count {
-            if all.count.get(&reg) != Some(&count) || all.cross_lane.contains(&reg) {
+        for (&state, &count) in &inside.count {
+            if all.count.get(&state) != Some(&count) || all.cross_lane.contains(&state) {
                 continue;
             }
-            let reg_state = StateRef::Reg(reg);
             let top_level_write = |s: &Stmt| match &s.kind {
                 StmtKind::Op(inst) => {
                     s.guard.is_none()
-                        && inst.named_state(Some(Role::Def)).any(|n| n == reg_state)
-                        && !inst.named_state(Some(Role::Use)).any(|n| n == reg_state)
+                        && inst.named_state(Some(Role::Def)).any(|n| n == state)
+                        && !inst.named_state(Some(Role::Use)).any(|n| n == state)
                 }
                 _ => false,
             };
-            let first = body.iter().find(|s| names(s, reg));
+            let first = body.iter().find(|s| names(s, state));
             if !first.is_some_and(&top_level_write) {
                 continue;
             }
             for s in body.iter().filter(|s| top_level_write(s)) {
-                writes.insert((s.offset, reg));
+                writes.insert((s.offset, state));
             }
         }
     });
     writes
 }
 
-/// How often each register is named by the ops in `stmts` (nested ones included), and which
-/// registers a wave or MMA op names.
+/// How often each register and predicate is named in `stmts` (nested statements included),
+/// and which ones a wave or MMA op names.
 #[derive(Default)]
 struct Uses {
-    count: HashMap<u32, usize>,
-    cross_lane: HashSet<u32>,
+    count: HashMap<StateRef, usize>,
+    cross_lane: HashSet<StateRef>,
 }
 
 fn uses(stmts: &[Stmt]) -> Uses {
     let mut u = Uses::default();
     walk_block(stmts, 0, &mut |s, _| {
-        let StmtKind::Op(inst) = &s.kind else { return };
-        let cross_lane = matches!(inst.op.class(), Class::Wave | Class::Mma);
-        for named in inst.named_state(None) {
-            if let StateRef::Reg(r) = named {
-                *u.count.entry(r).or_default() += 1;
-                if cross_lane {
-                    u.cross_lane.insert(r);
-                }
+        let cross_lane = matches!(&s.kind, StmtKind::Op(inst) if matches!(inst.op.class(), Class::Wave | Class::Mma));
+        for state in named_here(s) {
+            *u.count.entry(state).or_default() += 1;
+            if cross_lane {
+                u.cross_lane.insert(state);
             }
         }
     });
     u
 }
 
-/// Whether statement `s` (or one nested in it) names register `reg`.
-fn names(s: &Stmt, reg: u32) -> bool {
-    let mut found = false;
-    walk_block(std::slice::from_ref(s), 0, &mut |s, _| {
-        if let StmtKind::Op(inst) = &s.kind {
-            found |= inst.named_state(None).any(|n| n == StateRef::Reg(reg));
+/// The registers and predicates statement `s` itself names: an op's operands, a guard, the
+/// predicate of an `if`, `break` or `continue` (not what nested statements name).
+fn named_here(s: &Stmt) -> Vec<StateRef> {
+    let mut named: Vec<StateRef> = s.guard.iter().map(|g| StateRef::Pred(g.index)).collect();
+    match &s.kind {
+        StmtKind::Op(inst) => named.extend(inst.named_state(None)),
+        StmtKind::If { pred, .. } | StmtKind::Break { pred } | StmtKind::Continue { pred } => {
+            named.push(StateRef::Pred(pred.index))
         }
-    });
+        _ => {}
+    }
+    named
+}
+
+/// Whether statement `s` (or one nested in it) names `state`.
+fn names(s: &Stmt, state: StateRef) -> bool {
+    let mut found = false;
+    walk_block(std::slice::from_ref(s), 0, &mut |s, _| found |= named_here(s).contains(&state));
     found
 }
 
 #[cfg(test)]
 mod tests {
     use super::unblended_writes;
+    use wave_isa::StateRef;
 
-    fn writes(source: &str) -> Vec<u32> {
+    fn writes(source: &str) -> Vec<String> {
         let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), "k.wave").expect("assembles");
-        let mut w: Vec<u32> = unblended_writes(&module.kernels[0]).into_iter().map(|(_, r)| r).collect();
+        let mut w: Vec<String> = unblended_writes(&module.kernels[0])
+            .into_iter()
+            .map(|(_, state)| match state {
+                StateRef::Reg(r) => format!("r{r}"),
+                StateRef::Pred(p) => format!("p{p}"),
+            })
+            .collect();
         w.sort_unstable();
         w.dedup();
         w
     }
 
     #[test]
-    fn only_registers_written_first_in_one_loop_body_and_used_nowhere_else() {
+    fn only_state_written_first_in_one_loop_body_and_used_nowhere_else() {
         let source = "
 .kernel k
     mov_sr r1, sr_thread_id_x
@@ -125,16 +138,19 @@ mod tests {
         iadd r1, r1, r4
         mov r10, r3
         wave_shuffle r11, r10, r1
+        icmp_eq p1, r1, r4
         if p0
             mov r12, r3
+            icmp_eq p2, r3, r4
         endif
     endloop
-    device_store_u32 r2, r8
+    @p1 device_store_u32 r2, r8
 .end
 ";
-        // r3 (read in an `if` too) and r5 only: r2 and r1 are read first, r6 is read by its
-        // first write, r7's only write is guarded, r8 is read after the loop, r10 feeds a
-        // wave op, r12 is written only in an `if`.
-        assert_eq!(writes(source), vec![3, 5]);
+        // p0 (read by `break`, a guard and an `if`), r3 (read in an `if` too) and r5 only:
+        // r2 and r1 are read first, r6 is read by its first write, r7's only write is
+        // guarded, r8 and p1 are read after the loop, r10 feeds a wave op, r12 and p2 are
+        // written only in an `if`.
+        assert_eq!(writes(source), vec!["p0", "r3", "r5"]);
     }
 }
