@@ -65,6 +65,11 @@ impl Translator<'_, '_> {
             }};
         }
         if let Some(cc) = int_compare(inst.op) {
+            // Any form the predicate had is stale now.
+            self.materialize_pred_form(rd as u32);
+            if self.record_pred_form(inst, cc, pc) {
+                return Ok(());
+            }
             let x = self.reg(a as u32);
             let y = self.reg(b as u32);
             let r: Vec<Value> = (0..n).map(|k| self.b.ins().icmp(cc, x[k], y[k])).collect();

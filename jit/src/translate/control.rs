@@ -65,6 +65,7 @@ impl ControlStack {
 
 impl Translator<'_, '_> {
     pub fn block(&mut self, stmts: &[Stmt], func: FuncId) -> Result<(), JitError> {
+        let forms_before = self.pred_forms.clone();
         let mut rest = stmts;
         while let Some(first) = rest.first() {
             self.func = func;
@@ -84,11 +85,22 @@ impl Translator<'_, '_> {
                 rest = &rest[1..];
             }
         }
+        // Forms recorded here do not dominate what follows the list.
+        self.materialize_pred_forms_since(&forms_before);
         Ok(())
     }
 
     fn stmt(&mut self, s: &Stmt, func: FuncId) -> Result<(), JitError> {
         self.func = func;
+        match &s.kind {
+            StmtKind::Op(_) => {}
+            StmtKind::If { then_body, else_body, .. } => {
+                self.materialize_pred_forms_for_if(&[then_body, else_body]);
+            }
+            // Loops, calls, exits and barriers read the predicates' variables wholesale or
+            // join control flow.
+            _ => self.materialize_pred_forms(),
+        }
         self.full = s.guard.is_none() && self.exec_is_full(s.offset);
         self.count(cost::opening(s));
         match &s.kind {
@@ -108,11 +120,34 @@ impl Translator<'_, '_> {
                     return Ok(());
                 }
                 let entry = self.get(&self.exec.clone());
-                let p = self.pred_ref(*pred);
-                let then_mask = self.and(&entry, &p);
-                let else_mask = self.and_not(&entry, &p);
                 let exec = self.exec.clone();
-                let coherent = self.coherent_then(&then_mask, then_body, else_body, has_else, func)?;
+                let has_copy = self.has_coherent_copy(then_body, else_body);
+                // Every lane runs the `if` and its predicate is a compare form: the test for
+                // the copy is scalar, and the masks are built on the masked path only.
+                let scalar_test = if has_copy && self.full { self.every_lane_holds(*pred) } else { None };
+                let (coherent, then_mask, else_mask) = match scalar_test {
+                    Some(every_lane) => {
+                        // Every lane active and taking `then`: the `then` mask is `entry`.
+                        let merge =
+                            self.coherent_then(every_lane, &entry, then_body, else_body, has_else, func)?;
+                        let p = self.pred_ref(*pred);
+                        (Some(merge), self.and(&entry, &p), self.and_not(&entry, &p))
+                    }
+                    None => {
+                        let p = self.pred_ref(*pred);
+                        let then_mask = self.and(&entry, &p);
+                        let else_mask = self.and_not(&entry, &p);
+                        let coherent = if has_copy {
+                            let every_lane = self.all_true(&then_mask);
+                            Some(self.coherent_then(
+                                every_lane, &then_mask, then_body, else_body, has_else, func,
+                            )?)
+                        } else {
+                            None
+                        };
+                        (coherent, then_mask, else_mask)
+                    }
+                };
                 let outer_nest = self.in_coherent_nest;
                 self.in_coherent_nest |= coherent.is_some();
                 // Either body may run with no active lane (the other side took them all), and
@@ -323,36 +358,44 @@ impl Translator<'_, '_> {
         Ok(())
     }
 
+    /// Whether a divergent `if` with these bodies gets a coherent copy (see
+    /// [`Self::coherent_then`]). No copy in a masked path of an `if` with a copy, and inside
+    /// copies only up to COHERENT_LEVELS of them: a nest of ifs then has at most
+    /// COHERENT_LEVELS + 1 copies of any statement (a copy at every level of both paths
+    /// doubled the code per level).
+    fn has_coherent_copy(&self, then_body: &[Stmt], else_body: &[Stmt]) -> bool {
+        self.bailout.is_none()
+            && !self.in_coherent_nest
+            && self.coherent_levels < COHERENT_LEVELS
+            && coherent_body(then_body)
+            && coherent_body(else_body)
+    }
+
+    /// Whether every lane of `masks` is set, as an i8.
+    fn all_true(&mut self, masks: &[cranelift_codegen::ir::Value]) -> cranelift_codegen::ir::Value {
+        let mut all = masks[0];
+        for &m in &masks[1..] {
+            all = self.b.ins().band(all, m);
+        }
+        self.b.ins().vall_true(all)
+    }
+
     /// The coherent fast path of a divergent `if` (ISPC's `cif`): where every lane of the wave
-    /// takes the `then` side, which is common (a bounds guard `if (i < n)` fails only in the
-    /// last wave), run a copy of the `then` body translated as if every lane ran it: no
-    /// blends, no mask tests on stores, lane 0 deciding bounds checks. Returns the join both
-    /// paths meet at, with the masked path to be translated next (the current block);
-    /// `None` where the body does not qualify (see [`coherent_body`]).
+    /// takes the `then` side (`every_lane`, an i8), which is common (a bounds guard
+    /// `if (i < n)` fails only in the last wave), run a copy of the `then` body translated as
+    /// if every lane ran it, with `then_mask` (then every lane) as its mask: no blends, no
+    /// mask tests on stores, lane 0 deciding bounds checks. Returns the join both paths meet
+    /// at, with the masked path to be translated next (the current block). Only where
+    /// [`Self::has_coherent_copy`].
     fn coherent_then(
         &mut self,
+        every_lane: cranelift_codegen::ir::Value,
         then_mask: &[cranelift_codegen::ir::Value],
         then_body: &[Stmt],
         else_body: &[Stmt],
         has_else: bool,
         func: FuncId,
-    ) -> Result<Option<super::count::Join>, JitError> {
-        // No copy in a masked path of an `if` with a copy, and inside copies only up to
-        // COHERENT_LEVELS of them: a nest of ifs then has at most COHERENT_LEVELS + 1 copies of
-        // any statement (a copy at every level of both paths doubled the code per level).
-        if self.bailout.is_some()
-            || self.in_coherent_nest
-            || self.coherent_levels >= COHERENT_LEVELS
-            || !coherent_body(then_body)
-            || !coherent_body(else_body)
-        {
-            return Ok(None);
-        }
-        let mut all = then_mask[0];
-        for &m in &then_mask[1..] {
-            all = self.b.ins().band(all, m);
-        }
-        let every_lane = self.b.ins().vall_true(all);
+    ) -> Result<super::count::Join, JitError> {
         let fast = self.b.create_block();
         let masked = self.b.create_block();
         self.b.ins().brif(every_lane, fast, &[], masked, &[]);
@@ -380,7 +423,7 @@ impl Translator<'_, '_> {
         self.b.ins().jump(edge, &[]);
         self.b.switch_to_block(masked);
         self.pending = entry;
-        Ok(Some(merge))
+        Ok(merge)
     }
 
     /// A branch target for a uniform `break` (the loop's exit) or `continue` (its latch) of

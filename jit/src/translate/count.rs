@@ -72,7 +72,7 @@ impl Translator<'_, '_> {
         self.b.set_cold_block(stop);
         let go = self.b.create_block();
         self.b.ins().brif(spent, stop, &[], go, &[]);
-        self.b.switch_to_block(stop);
+        self.continue_in(stop);
         // Nothing more to pay: the exit finds the budget overdrawn and reports the limit.
         let done = self.b.ins().iconst(I32, status::DONE as i64);
         let args = self.exit_args(done, Cost::ZERO, pc);
@@ -152,7 +152,7 @@ impl Translator<'_, '_> {
         let out = self.b.create_block();
         self.b.set_cold_block(out);
         self.b.ins().brif(status, out, &[], go, &[]);
-        self.b.switch_to_block(out);
+        self.continue_in(out);
         self.leave(status);
     }
 
@@ -177,7 +177,7 @@ impl Translator<'_, '_> {
         let out = self.b.create_block();
         self.b.append_block_param(out, I32);
         self.b.ins().brif(spent, limit, &[], out, &[st.into()]);
-        self.b.switch_to_block(limit);
+        self.continue_in(limit);
         let zero = self.b.ins().iconst(I64, 0);
         let limited = self.call_helper_with(Helper::InstructionLimit, st, zero, pc);
         self.b.ins().jump(out, &[limited.into()]);

@@ -197,7 +197,7 @@ impl Translator<'_, '_> {
         let exact = self.b.create_block();
         self.b.set_cold_block(exact);
         self.b.ins().brif(any, exact, &[], done, &[]);
-        self.b.switch_to_block(exact);
+        self.continue_in(exact);
         for (r, vals) in &before {
             if let Some(vars) = self.regs.get(*r as usize).cloned().flatten() {
                 self.set(&vars, vals);

@@ -142,7 +142,7 @@ impl Translator<'_, '_> {
         self.b.set_cold_block(lanes);
         self.b.ins().brif(wraps, lanes, &[], vector, &[]);
         self.b.seal_block(vector);
-        self.b.switch_to_block(lanes);
+        self.continue_in(lanes);
         let each = self.load_each_lane(base, addr, local);
         let args: Vec<BlockArg> = each.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
@@ -320,6 +320,12 @@ impl Translator<'_, '_> {
         stride_in(self.shapes, self.func, inst, pc, slot)
     }
 
+    /// The same across the whole wave, from the wave analysis (which describes the lanes that
+    /// run the statement: all of them where every lane runs it).
+    pub(super) fn wave_operand_stride(&self, inst: &Instruction, pc: u32, slot: Slot) -> Option<u32> {
+        stride_in(self.waves, self.func, inst, pc, slot)
+    }
+
     /// Base pointer of device memory or of the worker's local buffer.
     fn memory_base(&mut self, local: bool) -> Value {
         let off = if local { self.env.local_base_offset() } else { self.env.device_base_offset() };
@@ -442,7 +448,7 @@ impl Translator<'_, '_> {
         let cold = self.b.create_block();
         self.b.set_cold_block(cold);
         self.b.ins().brif(any, cold, &[], go, &[]);
-        self.b.switch_to_block(cold);
+        self.continue_in(cold);
         if self.full
             && shape != AddressShape::Scattered
             && (local || bytes > 1)
@@ -469,7 +475,7 @@ impl Translator<'_, '_> {
             let report = self.b.create_block();
             self.b.set_cold_block(report);
             self.b.ins().brif(none, go, &[], report, &[]);
-            self.b.switch_to_block(report);
+            self.continue_in(report);
             self.spill(ADDR_SLOT, addr);
             let st = self.call_helper(Helper::BoundsFault, helper_op(inst), bits, pc);
             self.leave(st);
@@ -538,7 +544,9 @@ impl Translator<'_, '_> {
             }
         }
         self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(lanes);
+        // Its one predecessor is the branch above: sealed, it reads the values defined
+        // before it directly (with their lane-0 forms).
+        self.continue_in(lanes);
         if self.full && proven {
             // Every lane is active, so only a possible fault comes here, and lane 0 of each
             // vector decided it exactly: some lane faults. The helper stores the lanes before
@@ -586,7 +594,7 @@ impl Translator<'_, '_> {
             let lanes = self.b.create_block();
             self.b.set_cold_block(lanes);
             self.b.ins().brif(any, lanes, &[], inline, &[]);
-            self.b.switch_to_block(lanes);
+            self.continue_in(lanes);
             self.memory_helper(inst, pc)?;
             self.b.ins().jump(done, &[]);
         } else {

@@ -19,6 +19,7 @@ pub mod env;
 pub mod fp;
 pub mod loop_fn;
 pub mod mem;
+pub mod pred_forms;
 pub mod rules;
 pub mod shadow;
 pub mod temporaries;
@@ -139,6 +140,8 @@ pub struct Translator<'a, 'f> {
     pub nan_deferred: Vec<u32>,
     /// In a chunk-major loop: values kept as scalars (see [`shadow`]).
     pub shadows: shadow::Shadows,
+    /// Predicates held as compare forms (see [`pred_forms`]).
+    pub pred_forms: pred_forms::PredForms,
     /// The statements are inside an inlined call (a loop function of a loop inside one).
     pub in_call: bool,
     /// Loop functions this function calls (see [`loop_fn`]), numbered from `first_loop_fn`.
@@ -259,6 +262,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             chunk_trips: None,
             nan_deferred: Vec::new(),
             shadows: shadow::Shadows::default(),
+            pred_forms: pred_forms::PredForms::new(),
             in_call: false,
             loop_fns: Vec::new(),
             first_loop_fn,
@@ -423,6 +427,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         if let Some(vs) = self.shadowed_pred(p) {
             return vs;
         }
+        if let Some(vs) = self.pred_form_masks(p) {
+            return vs;
+        }
         match self.preds.get(p as usize).cloned() {
             Some(vars) => self.get(&vars),
             None => self.zeros(),
@@ -431,8 +438,12 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     pub fn set_pred(&mut self, p: u32, vals: &[Value], mask: &[Value]) {
         debug_assert!(!self.is_shadowed_pred(p), "vector write to shadowed p{p}");
+        // A blend reads the old value, and the variables must hold what the form stood for.
+        self.materialize_pred_form(p);
         let Some(vars) = self.preds.get(p as usize).cloned() else { return };
-        if self.full || !self.op_guarded && self.unblended.contains(&(self.op_offset, StateRef::Pred(p as u8))) {
+        if self.full
+            || !self.op_guarded && self.unblended.contains(&(self.op_offset, StateRef::Pred(p as u8)))
+        {
             self.set(&vars, vals);
             return;
         }

@@ -27,7 +27,7 @@ use super::Translator;
 use crate::error::JitError;
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
-use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
+use cranelift_codegen::ir::types::{I32, I32X4, I8};
 use cranelift_codegen::ir::{Block, InstBuilder, Value};
 use cranelift_frontend::Variable;
 use std::collections::HashMap;
@@ -252,7 +252,7 @@ impl Translator<'_, '_> {
     /// and the values a read may see from before the loop are checked at run time when the
     /// copy starts. `None` inside other shadows, or where nothing would be kept as a scalar.
     pub fn coherent_shadow_plan(&self, body: &[Stmt], func: FuncId) -> Option<ShadowPlan> {
-        if !self.shadows.regs.is_empty() || !self.shadows.preds.is_empty() {
+        if !self.shadows_are_empty() {
             return None;
         }
         let mut seen = SeenState::default();
@@ -552,28 +552,14 @@ impl Translator<'_, '_> {
                 (lb, la)
             }
         };
-        let signed = matches!(
-            cc,
-            IntCC::SignedLessThan
-                | IntCC::SignedLessThanOrEqual
-                | IntCC::SignedGreaterThan
-                | IntCC::SignedGreaterThanOrEqual
-        );
-        let span = (4 * self.n as i64 - 1) * stride as i64;
-        let wide = if signed { self.b.ins().sextend(I64, x0) } else { self.b.ins().uextend(I64, x0) };
-        let last_wide = self.b.ins().iadd_imm_s(wide, span);
-        let top = if signed { i32::MAX as i64 } else { u32::MAX as i64 };
-        let wraps = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, last_wide, top);
-        let last = self.b.ins().ireduce(I32, last_wide);
         let leaves_cc = if pred.negated { cc.complement() } else { cc };
-        let leaves = |t: &mut Self, x: Value| {
-            let (l, r) = if varying_is_left { (x, u) } else { (u, x) };
-            t.b.ins().icmp(leaves_cc, l, r)
-        };
-        let first_leaves = leaves(self, x0);
-        let last_leaves = leaves(self, last);
-        let either = self.b.ins().bor(first_leaves, last_leaves);
-        Some(self.b.ins().bor(either, wraps))
+        let lanes = 4 * self.n;
+        Some(self.some_lane_satisfies(leaves_cc, varying_is_left, x0, stride, u, lanes))
+    }
+
+    /// Whether no shadow is in force.
+    pub(super) fn shadows_are_empty(&self) -> bool {
+        self.shadows.regs.is_empty() && self.shadows.preds.is_empty()
     }
 
     pub(super) fn is_shadowed_reg(&self, r: u32) -> bool {
@@ -584,12 +570,19 @@ impl Translator<'_, '_> {
         self.shadows.preds.contains_key(&p)
     }
 
-    /// Lane 0 of a vector: free for one rebuilt from a shadow.
+    /// Lane 0 of a vector: free for one rebuilt from a shadow or with a lane-0 form.
     pub fn lane0(&mut self, v: Value) -> Value {
-        match self.shadows.lane0.get(&v) {
-            Some(&s) => s,
+        match self.known_lane0(v) {
+            Some(s) => s,
             None => self.b.ins().extractlane(v, 0),
         }
+    }
+
+    /// The recorded lane 0 of vector `v`, if any. A variable read at a join may come back as
+    /// an alias of the value it had before (the frontend resolves a block parameter that
+    /// every predecessor agrees on to that value), so the lookup goes through aliases.
+    fn known_lane0(&self, v: Value) -> Option<Value> {
+        self.shadows.lane0.get(&self.b.func.dfg.resolve_aliases(v)).copied()
     }
 
     /// Whether `inst` writes a shadowed register or predicate (it then has a scalar form:
@@ -706,8 +699,7 @@ impl Translator<'_, '_> {
             .map(|(spec, _)| self.reg(inst.slot_value(spec.slot)))
             .collect();
         for (k, &v) in result.iter().enumerate() {
-            let x: Option<Vec<Value>> =
-                inputs.iter().map(|vectors| self.shadows.lane0.get(&vectors[k]).copied()).collect();
+            let x: Option<Vec<Value>> = inputs.iter().map(|vectors| self.known_lane0(vectors[k])).collect();
             let Some(x) = x else { continue };
             if let Some(lane0) = self.scalar_form(inst, &x) {
                 self.note_lane0(v, lane0);

@@ -67,7 +67,8 @@ struct Uses {
 fn uses(stmts: &[Stmt]) -> Uses {
     let mut u = Uses::default();
     walk_block(stmts, 0, &mut |s, _| {
-        let cross_lane = matches!(&s.kind, StmtKind::Op(inst) if matches!(inst.op.class(), Class::Wave | Class::Mma));
+        let cross_lane =
+            matches!(&s.kind, StmtKind::Op(inst) if matches!(inst.op.class(), Class::Wave | Class::Mma));
         for state in named_here(s) {
             *u.count.entry(state).or_default() += 1;
             if cross_lane {

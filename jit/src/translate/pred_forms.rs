@@ -1,0 +1,222 @@
+//! Predicates kept as compare forms: `p = x < u` where `x` is `x0 + lane × stride` across the
+//! wave and `u` is uniform, held as the scalars `x0` and `u` instead of W/4 mask vectors.
+//!
+//! A bounds guard (`ucmp_lt p0, i, n; if p0`) computed as vectors costs a compare per vector
+//! and an AND per vector for the `if`'s all-lanes test, before the branch, although the fast
+//! path of its coherent copy never reads the masks. As a form, the compare costs nothing where
+//! it stands: the test "every lane takes the `then` side" is scalar code (the compare is
+//! monotone in the lane, so the first and the last lane decide unless the lanes wrap in the
+//! compare's domain, see [`Translator::some_lane_satisfies`]), and the mask vectors are rebuilt
+//! from the scalars where something reads them (the masked path).
+//!
+//! A form stands for every lane, so it is recorded only where every lane runs the compare
+//! (wave-major code, unguarded, all lanes active: the wave analysis's strides then hold for
+//! all of them). Its scalars are SSA values defined where the compare stands, so a form may
+//! be read only where that point dominates: it is written into the predicate's variables
+//! ("materialized") before any statement other than an op or an `if` (loops, calls,
+//! barriers, exits: everything that reads the variables wholesale or joins control flow), at
+//! the end of the statement list it was recorded in, before an `if` whose bodies write that
+//! predicate, and before any write to the predicate.
+
+use super::Translator;
+use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
+use cranelift_codegen::ir::{InstBuilder, Value};
+use std::collections::HashMap;
+use wave_isa::opcodes::{Role, Slot};
+use wave_isa::{Instruction, PredRef, StateRef, Stmt, StmtKind};
+
+/// `p = cc(x, u)` (or `cc(u, x)`) with `x = x0 + lane × stride` across the wave, `u` uniform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PredForm {
+    cc: IntCC,
+    /// The varying operand is the compare's left one.
+    varying_left: bool,
+    x0: Value,
+    stride: u32,
+    u: Value,
+}
+
+/// The forms in force, by predicate.
+pub type PredForms = HashMap<u32, PredForm>;
+
+/// Whether a compare is monotone along lanes whose values increase: an order, not `==`/`!=`.
+fn is_order(cc: IntCC) -> bool {
+    !matches!(cc, IntCC::Equal | IntCC::NotEqual)
+}
+
+fn is_signed(cc: IntCC) -> bool {
+    matches!(
+        cc,
+        IntCC::SignedLessThan
+            | IntCC::SignedLessThanOrEqual
+            | IntCC::SignedGreaterThan
+            | IntCC::SignedGreaterThanOrEqual
+    )
+}
+
+impl Translator<'_, '_> {
+    /// Record integer compare `inst` (order `cc`, writing a predicate) as a form instead of
+    /// computing its masks, where every lane runs it in wave-major code and one operand is
+    /// lane-affine with a positive stride, the other uniform. False where it does not qualify
+    /// (the caller computes the masks).
+    pub fn record_pred_form(&mut self, inst: &Instruction, cc: IntCC, pc: u32) -> bool {
+        if !self.full
+            || inst.guard.is_some()
+            || self.bailout.is_some()
+            || !self.shadows_are_empty()
+            || !is_order(cc)
+            || self.preds.get(inst.rd as usize).is_none()
+        {
+            return false;
+        }
+        let strides =
+            (self.wave_operand_stride(inst, pc, Slot::Rs1), self.wave_operand_stride(inst, pc, Slot::Rs2));
+        let (varying_left, stride) = match strides {
+            (Some(s), Some(0)) if s != 0 => (true, s),
+            (Some(0), Some(s)) if s != 0 => (false, s),
+            _ => return false,
+        };
+        if stride as i32 <= 0 {
+            return false;
+        }
+        let (varying, uniform) = if varying_left { (inst.rs1, inst.rs2) } else { (inst.rs2, inst.rs1) };
+        let x = self.reg(varying as u32)[0];
+        let x0 = self.lane0(x);
+        let v = self.reg(uniform as u32)[0];
+        let u = self.lane0(v);
+        self.pred_forms.insert(inst.rd as u32, PredForm { cc, varying_left, x0, stride, u });
+        true
+    }
+
+    /// The masks of a predicate held as a form, rebuilt here.
+    pub(super) fn pred_form_masks(&mut self, p: u32) -> Option<Vec<Value>> {
+        let form = *self.pred_forms.get(&p)?;
+        let u = self.b.ins().splat(I32X4, form.u);
+        let steps = self.vconst4([0, form.stride, form.stride.wrapping_mul(2), form.stride.wrapping_mul(3)]);
+        Some(
+            (0..self.n)
+                .map(|k| {
+                    let first =
+                        self.b.ins().iadd_imm_u(form.x0, (4 * k as u32).wrapping_mul(form.stride) as i64);
+                    let x = self.b.ins().splat(I32X4, first);
+                    let x = self.b.ins().iadd(x, steps);
+                    if form.varying_left {
+                        self.b.ins().icmp(form.cc, x, u)
+                    } else {
+                        self.b.ins().icmp(form.cc, u, x)
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// Write predicate `p`'s form, if it has one, into its variables; drop the form.
+    pub fn materialize_pred_form(&mut self, p: u32) {
+        if let Some(masks) = self.pred_form_masks(p) {
+            self.pred_forms.remove(&p);
+            let vars = self.pred_vars(p);
+            self.set(&vars, &masks);
+        }
+    }
+
+    /// Materialize every form (in predicate order: the code should not depend on a map's).
+    pub fn materialize_pred_forms(&mut self) {
+        let mut preds: Vec<u32> = self.pred_forms.keys().copied().collect();
+        preds.sort_unstable();
+        for p in preds {
+            self.materialize_pred_form(p);
+        }
+    }
+
+    /// Materialize the forms recorded since `before` was taken (at the start of a statement
+    /// list: they do not dominate what follows it).
+    pub fn materialize_pred_forms_since(&mut self, before: &PredForms) {
+        let mut preds: Vec<u32> =
+            self.pred_forms.iter().filter(|(p, f)| before.get(p) != Some(f)).map(|(&p, _)| p).collect();
+        preds.sort_unstable();
+        for p in preds {
+            self.materialize_pred_form(p);
+        }
+    }
+
+    /// Before an `if` with these bodies: materialize the forms that translating a body may
+    /// materialize (on that side only, leaving the other side's variables stale): those of
+    /// the predicates the bodies write, or all of them where a body holds a statement that
+    /// materializes every form (a call, whose callee may write any predicate, a loop, an
+    /// exit).
+    pub fn materialize_pred_forms_for_if(&mut self, bodies: &[&[Stmt]]) {
+        if self.pred_forms.is_empty() {
+            return;
+        }
+        let mut written = Vec::new();
+        let mut all = false;
+        for block in bodies {
+            wave_isa::ir::walk_block(block, 0, &mut |s, _| match &s.kind {
+                StmtKind::Op(inst) => {
+                    for state in inst.named_state(Some(Role::Def)) {
+                        if let StateRef::Pred(p) = state {
+                            written.push(p as u32);
+                        }
+                    }
+                }
+                StmtKind::If { .. } => {}
+                _ => all = true,
+            });
+        }
+        if all {
+            self.materialize_pred_forms();
+            return;
+        }
+        written.sort_unstable();
+        written.dedup();
+        for p in written {
+            self.materialize_pred_form(p);
+        }
+    }
+
+    /// Whether every lane takes the `then` side of `if pred`, decided on its form's scalars,
+    /// conservatively (false may also mean "cannot tell"); `None` without a form. Only where
+    /// every lane runs the `if`.
+    pub fn every_lane_holds(&mut self, pred: PredRef) -> Option<Value> {
+        let form = *self.pred_forms.get(&(pred.index as u32))?;
+        // Some lane fails the (maybe negated) compare: the complement holds there.
+        let fails = if pred.negated { form.cc } else { form.cc.complement() };
+        let lanes = 4 * self.n;
+        let some_fails =
+            self.some_lane_satisfies(fails, form.varying_left, form.x0, form.stride, form.u, lanes);
+        Some(self.b.ins().bxor_imm_u(some_fails, 1))
+    }
+
+    /// Whether `cc(x, u)` (or `cc(u, x)` when not `varying_left`) holds in some of `lanes`
+    /// lanes where `x = x0 + lane × stride` (stride positive as i32) and `u` is uniform, as an
+    /// i8, conservatively (true may also mean "cannot tell"). Where the lanes' values do not
+    /// wrap in the compare's domain they increase with the lane, so an order compare is
+    /// monotone in the lane and holds somewhere exactly when it holds at the first or the
+    /// last lane; where they wrap, the answer is true.
+    pub fn some_lane_satisfies(
+        &mut self,
+        cc: IntCC,
+        varying_left: bool,
+        x0: Value,
+        stride: u32,
+        u: Value,
+        lanes: usize,
+    ) -> Value {
+        let signed = is_signed(cc);
+        let span = (lanes as i64 - 1) * stride as i64;
+        let wide = if signed { self.b.ins().sextend(I64, x0) } else { self.b.ins().uextend(I64, x0) };
+        let last_wide = self.b.ins().iadd_imm_s(wide, span);
+        let top = if signed { i32::MAX as i64 } else { u32::MAX as i64 };
+        let wraps = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, last_wide, top);
+        let last = self.b.ins().ireduce(I32, last_wide);
+        let holds = |t: &mut Self, x: Value| {
+            let (l, r) = if varying_left { (x, u) } else { (u, x) };
+            t.b.ins().icmp(cc, l, r)
+        };
+        let at_first = holds(self, x0);
+        let at_last = holds(self, last);
+        let either = self.b.ins().bor(at_first, at_last);
+        self.b.ins().bor(either, wraps)
+    }
+}
