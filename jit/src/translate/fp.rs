@@ -3,10 +3,17 @@
 //! go through the lane helper and `wave_runtime::semantics`.
 //!
 //! NaN operands: `semantics` returns the first NaN operand (quieted). x86 returns the NaN of
-//! the first *source* operand, and for `fadd`, `fmul` and `fma` the order of the machine
-//! operands is the code generator's choice; with at most one NaN operand every order gives
-//! the same bits. So runs of those ops compute natively and test once whether any lane had a
-//! NaN where it could matter; if so, a cold path redoes the run with the rule in vector code.
+//! the first *source* operand, whatever either one signals, which is the same rule where the
+//! machine operands keep the WAVE order. They do for `fadd` and `fmul` on x86-64: Cranelift
+//! 0.135.8 (pinned) lowers `fadd x, y` / `fmul x, y` to `addps`/`mulps` with `x` first unless
+//! `x` is a load it sinks into the instruction, and our operands are never loads (a register
+//! is an `I32X4` value, bitcast to `F32X4` for the op); no egraph rule commutes them
+//! (`jit/tests/nan_operand_order.rs` pins this with two NaN operands in every shape). So those
+//! need no test there. For `fma` the machine order is the code generator's choice (the 132 and
+//! 213 forms, by which operand it sinks), and elsewhere (AArch64 prefers a signalling NaN) so
+//! is the rule: with at most one NaN operand every order gives the same bits, so runs of those
+//! ops compute natively and test once whether any lane had a NaN where it could matter; if
+//! so, a cold path redoes the run with the rule in vector code.
 
 use super::Translator;
 use crate::error::JitError;
@@ -175,7 +182,8 @@ impl Translator<'_, '_> {
                 .collect();
             // A sticky accumulator in a chunk-major loop is tested once at the loop's end.
             let deferred = self.bailout.is_some() && self.nan_deferred.contains(&(inst.rd as u32));
-            for operand in [x, y].into_iter().filter(|_| !deferred) {
+            let untested = deferred || keeps_operand_order(inst.op);
+            for operand in [x, y].into_iter().filter(|_| !untested) {
                 if !tested.contains(&operand) {
                     tested.push(operand);
                 }
@@ -266,6 +274,12 @@ impl Translator<'_, '_> {
         }
         r
     }
+}
+
+/// Whether the native op returns the NaN `semantics` does whatever the operands (see the
+/// module doc): `fadd` and `fmul` on x86-64.
+fn keeps_operand_order(op: Op) -> bool {
+    cfg!(target_arch = "x86_64") && matches!(op, Op::Fadd | Op::Fmul)
 }
 
 /// `fadd`, `fmul` and `fma`: ops whose NaN result depends on machine operand order.
