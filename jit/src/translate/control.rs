@@ -271,6 +271,20 @@ impl Translator<'_, '_> {
 
     /// Lanes of `leaving` halt for good; the wave ends when no lane is live (at `pc`).
     fn halt(&mut self, leaving: &[cranelift_codegen::ir::Value], pc: u32) {
+        if self.full {
+            // Every live lane is active and halts (`full`: unguarded, all lanes live and
+            // active): no lane is left, so the wave ends without testing the masks. What
+            // follows is unreachable.
+            if self.flags.fuel {
+                self.leave_done(pc);
+            } else {
+                let done = self.b.ins().iconst(I32, status::DONE as i64);
+                self.b.ins().jump(self.exit, &[done.into()]);
+            }
+            let after = self.b.create_block();
+            self.b.switch_to_block(after);
+            return;
+        }
         let live_vars = self.live.clone();
         let live = self.get(&live_vars);
         let live = self.and_not(&live, leaving);
