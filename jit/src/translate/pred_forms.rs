@@ -16,7 +16,8 @@
 //! ("materialized") before any statement other than an op or an `if` (loops, calls,
 //! barriers, exits: everything that reads the variables wholesale or joins control flow), at
 //! the end of the statement list it was recorded in, before an `if` whose bodies write that
-//! predicate, and before any write to the predicate.
+//! predicate or hold such a statement (a call may write any predicate), and before any write
+//! to the predicate.
 
 use super::Translator;
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
