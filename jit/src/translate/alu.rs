@@ -17,8 +17,7 @@ use wave_isa::{Instruction, Op, Operand, SpecialReg};
 impl Translator<'_, '_> {
     /// Lower one data, memory, wave or MMA op.
     pub fn op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
-        self.op_guarded = inst.guard.is_some();
-        self.op_offset = pc;
+        self.at_op(inst, pc);
         if self.writes_shadow(inst) {
             return self.scalar_op(inst, pc);
         }
@@ -65,8 +64,8 @@ impl Translator<'_, '_> {
             }};
         }
         if let Some(cc) = int_compare(inst.op) {
-            // Any form the predicate had is stale now.
-            self.materialize_pred_form(rd as u32);
+            // A new form replaces the old one (it covers every lane); otherwise `set_pred`
+            // writes the old form out before it blends.
             if self.record_pred_form(inst, cc, pc) {
                 return Ok(());
             }

@@ -189,8 +189,7 @@ impl Translator<'_, '_> {
                 }
             }
             let mask = self.op_mask(inst.guard);
-            self.op_guarded = inst.guard.is_some();
-            self.op_offset = pc;
+            self.at_op(inst, pc);
             self.set_reg(inst.rd as u32, &result, &mask);
         }
         let Some(nan_lanes) = self.nan_lanes(&tested) else { return Ok(()) };
@@ -224,8 +223,7 @@ impl Translator<'_, '_> {
                 })
                 .collect();
             let mask = self.op_mask(inst.guard);
-            self.op_guarded = inst.guard.is_some();
-            self.op_offset = pc;
+            self.at_op(inst, pc);
             self.set_reg(inst.rd as u32, &result, &mask);
         }
         self.b.ins().jump(done, &[]);

@@ -409,13 +409,25 @@ impl<'a, 'f> Translator<'a, 'f> {
     pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
         debug_assert!(!self.is_shadowed_reg(r), "vector write to shadowed r{r}");
         let Some(vars) = self.regs.get(r as usize).cloned().flatten() else { return };
-        if self.full || !self.op_guarded && self.unblended.contains(&(self.op_offset, StateRef::Reg(r))) {
+        if self.writes_every_lane(StateRef::Reg(r)) {
             self.set(&vars, vals);
             return;
         }
         let old = self.get(&vars);
         let new = self.blend(mask, vals, &old);
         self.set(&vars, &new);
+    }
+
+    /// Note the op being translated (its guard and offset), for the writes it makes.
+    pub fn at_op(&mut self, inst: &Instruction, pc: u32) {
+        self.op_guarded = inst.guard.is_some();
+        self.op_offset = pc;
+    }
+
+    /// Whether the op being translated may write `state` in every lane, with no blend: every
+    /// lane runs it, or what it leaves in the others is never read (see [`temporaries`]).
+    fn writes_every_lane(&self, state: StateRef) -> bool {
+        self.full || !self.op_guarded && self.unblended.contains(&(self.op_offset, state))
     }
 
     /// `mask ? new : old`, lane by lane.
@@ -441,9 +453,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         // A blend reads the old value, and the variables must hold what the form stood for.
         self.materialize_pred_form(p);
         let Some(vars) = self.preds.get(p as usize).cloned() else { return };
-        if self.full
-            || !self.op_guarded && self.unblended.contains(&(self.op_offset, StateRef::Pred(p as u8)))
-        {
+        if self.writes_every_lane(StateRef::Pred(p as u8)) {
             self.set(&vars, vals);
             return;
         }

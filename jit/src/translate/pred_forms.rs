@@ -41,9 +41,19 @@ pub struct PredForm {
 /// The forms in force, by predicate.
 pub type PredForms = HashMap<u32, PredForm>;
 
-/// Whether a compare is monotone along lanes whose values increase: an order, not `==`/`!=`.
-fn is_order(cc: IntCC) -> bool {
-    !matches!(cc, IntCC::Equal | IntCC::NotEqual)
+/// Where compare `cc` of operands with these lane strides (left, right) is monotone in the
+/// lane: an order (not `==`/`!=`) of a lane-affine operand with a positive stride (as i32)
+/// and a uniform one. Returns whether the varying operand is the left one, and its stride.
+pub(super) fn monotone_compare(cc: IntCC, left: Option<u32>, right: Option<u32>) -> Option<(bool, u32)> {
+    if matches!(cc, IntCC::Equal | IntCC::NotEqual) {
+        return None;
+    }
+    let (varying_left, stride) = match (left?, right?) {
+        (s, 0) if s != 0 => (true, s),
+        (0, s) if s != 0 => (false, s),
+        _ => return None,
+    };
+    (stride as i32 > 0).then_some((varying_left, stride))
 }
 
 fn is_signed(cc: IntCC) -> bool {
@@ -66,21 +76,13 @@ impl Translator<'_, '_> {
             || inst.guard.is_some()
             || self.bailout.is_some()
             || !self.shadows_are_empty()
-            || !is_order(cc)
             || self.preds.get(inst.rd as usize).is_none()
         {
             return false;
         }
-        let strides =
+        let (left, right) =
             (self.wave_operand_stride(inst, pc, Slot::Rs1), self.wave_operand_stride(inst, pc, Slot::Rs2));
-        let (varying_left, stride) = match strides {
-            (Some(s), Some(0)) if s != 0 => (true, s),
-            (Some(0), Some(s)) if s != 0 => (false, s),
-            _ => return false,
-        };
-        if stride as i32 <= 0 {
-            return false;
-        }
+        let Some((varying_left, stride)) = monotone_compare(cc, left, right) else { return false };
         let (varying, uniform) = if varying_left { (inst.rs1, inst.rs2) } else { (inst.rs2, inst.rs1) };
         let x = self.reg(varying as u32)[0];
         let x0 = self.lane0(x);
@@ -94,14 +96,10 @@ impl Translator<'_, '_> {
     pub(super) fn pred_form_masks(&mut self, p: u32) -> Option<Vec<Value>> {
         let form = *self.pred_forms.get(&p)?;
         let u = self.b.ins().splat(I32X4, form.u);
-        let steps = self.vconst4([0, form.stride, form.stride.wrapping_mul(2), form.stride.wrapping_mul(3)]);
+        let xs = self.affine_vectors(form.x0, form.stride);
         Some(
-            (0..self.n)
-                .map(|k| {
-                    let first =
-                        self.b.ins().iadd_imm_u(form.x0, (4 * k as u32).wrapping_mul(form.stride) as i64);
-                    let x = self.b.ins().splat(I32X4, first);
-                    let x = self.b.ins().iadd(x, steps);
+            xs.into_iter()
+                .map(|x| {
                     if form.varying_left {
                         self.b.ins().icmp(form.cc, x, u)
                     } else {
@@ -121,17 +119,14 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// Materialize every form (in predicate order: the code should not depend on a map's).
+    /// Materialize every form.
     pub fn materialize_pred_forms(&mut self) {
-        let mut preds: Vec<u32> = self.pred_forms.keys().copied().collect();
-        preds.sort_unstable();
-        for p in preds {
-            self.materialize_pred_form(p);
-        }
+        self.materialize_pred_forms_since(&PredForms::new());
     }
 
     /// Materialize the forms recorded since `before` was taken (at the start of a statement
-    /// list: they do not dominate what follows it).
+    /// list: they do not dominate what follows it), in predicate order (the code should not
+    /// depend on a map's).
     pub fn materialize_pred_forms_since(&mut self, before: &PredForms) {
         let mut preds: Vec<u32> =
             self.pred_forms.iter().filter(|(p, f)| before.get(p) != Some(f)).map(|(&p, _)| p).collect();

@@ -461,7 +461,7 @@ impl Translator<'_, '_> {
 
     /// The vectors in view of `base + lane × stride` with lane 0 `lane0`: vector k is
     /// `affine_vector(lane0 + 4k × stride)`.
-    fn affine_vectors(&mut self, lane0: Value, stride: u32) -> Vec<Value> {
+    pub(super) fn affine_vectors(&mut self, lane0: Value, stride: u32) -> Vec<Value> {
         (0..self.n)
             .map(|k| {
                 let first = match (k as u32).wrapping_mul(4).wrapping_mul(stride) {
@@ -486,11 +486,8 @@ impl Translator<'_, '_> {
 
     /// The vectors of a shadowed register, rebuilt from its scalar.
     pub(super) fn shadowed_reg(&mut self, r: u32) -> Option<Vec<Value>> {
-        let (var, stride) = *self.shadows.regs.get(&r)?;
-        let lane0 = match self.shadows.constants.get(&r) {
-            Some(&c) => self.b.ins().iconst(I32, c as i32 as i64),
-            None => self.b.use_var(var),
-        };
+        let stride = self.shadow_stride(r)?;
+        let lane0 = self.shadow_lane0(r)?;
         Some(self.affine_vectors(lane0, stride))
     }
 
@@ -529,20 +526,13 @@ impl Translator<'_, '_> {
             StmtKind::Op(inst) if inst.named_state(Some(Role::Def)).any(|d| d == target) => Some((s, inst)),
             _ => None,
         })?;
-        let cc = int_compare(inst.op).filter(|cc| !matches!(cc, IntCC::Equal | IntCC::NotEqual))?;
+        let cc = int_compare(inst.op)?;
         if s.guard.is_some() {
             return None;
         }
         let (a, b) = (inst.rs1 as u32, inst.rs2 as u32);
-        let (sa, sb) = (self.shadow_stride(a)?, self.shadow_stride(b)?);
-        let (stride, varying_is_left) = match (sa, sb) {
-            (0, s) if s != 0 => (s, false),
-            (s, 0) if s != 0 => (s, true),
-            _ => return None,
-        };
-        if stride as i32 <= 0 {
-            return None;
-        }
+        let (varying_is_left, stride) =
+            super::pred_forms::monotone_compare(cc, self.shadow_stride(a), self.shadow_stride(b))?;
         let (x0, u) = {
             let la = self.shadow_lane0(a)?;
             let lb = self.shadow_lane0(b)?;
