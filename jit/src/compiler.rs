@@ -48,6 +48,8 @@ pub struct Compiled {
     /// Whether the kernel may write local memory (otherwise its local buffer, zeroed when
     /// made, needs no zeroing between workgroups).
     pub writes_local: bool,
+    /// Whether the kernel has MMA ops (otherwise its waves' fragment tables stay empty).
+    pub uses_mma: bool,
     /// Time until the first runnable code: translation and the first tier.
     pub compile_time: Duration,
     /// The first tier was the quick one.
@@ -111,6 +113,7 @@ impl Compiled {
             quick_first,
             has_barrier: kernel.info().uses_barriers,
             writes_local: kernel.info().writes_local_memory,
+            uses_mma: kernel.info().uses_mma,
             compile_time,
             optimized,
             lazy: LoopTable::new(lazy),

@@ -80,7 +80,8 @@ pub struct WaveHost {
     /// The lowest address of the stack the wave runs on that code may use (0: not known),
     /// for [`wave_loop`] to see whether a loop function fits below its caller.
     pub stack_limit: usize,
-    /// Loop functions this wave ran on a stack of their own, its own having too little room.
+    /// Loop functions this wave ran on a stack of their own, its own having too little room
+    /// (in this dispatch: only waves with barriers are reset per workgroup).
     pub loops_on_own_stack: u32,
 }
 
@@ -105,8 +106,9 @@ impl WaveHost {
         (self as *mut WaveHost).cast()
     }
 
-    /// Back to a new wave's state (for the next workgroup), keeping the MMA tables' storage:
-    /// dropping and remaking the host per wave was 4 % of a vector add's time.
+    /// Back to a new wave's state (for the next workgroup of a kernel with barriers), keeping
+    /// the MMA tables' storage: dropping and remaking the host per wave was 4 % of a vector
+    /// add's time. Waves without barriers need less (see the engine's `Worker::prepare`).
     pub fn reset(&mut self, stack_limit: usize) {
         if self.fault.is_some() {
             self.fault = None;
