@@ -1,10 +1,12 @@
 //! Predicates held as compare forms (`jit/src/translate/pred_forms.rs`): `p = cmp(i, n)` with
 //! `i` lane-affine and `n` uniform is kept as two scalars; the coherent `if` on it tests its
-//! first and last lane, and the masks are rebuilt on the masked path and wherever the
-//! predicate is read later. Driven with every lane taking `then`, a partial last wave, no lane
-//! taking it, lanes that wrap past 2^32 or `i32::MAX` (the middle lanes fail while both ends
-//! hold), every compare order and both polarities of the `if`; with the predicate read after
-//! the `if`, rewritten inside it (under a partial mask), and rewritten by a call inside it.
+//! last lane (`<`, `<=`) or its first lane and whether the lanes wrap (`>`, `>=`), and the
+//! masks are rebuilt on the masked path and wherever the predicate is read later. Driven with
+//! every lane taking `then`, a partial last wave, no lane taking it, lanes that wrap past 2^32
+//! or `i32::MAX` (the middle lanes fail while both ends hold, or the first lane holds and the
+//! wrapped ones fail), every compare order and both polarities of the `if`; with the predicate
+//! read after the `if`, rewritten inside it (under a partial mask), and rewritten by a call
+//! inside it.
 //! Each is compared with the interpreter at every width, on one and two worker threads.
 
 mod common;
@@ -72,13 +74,17 @@ fn coherent_ifs_on_compare_forms_match_the_interpreter() {
             for w in WIDTHS {
                 let threads = 4 * w;
                 // (start, limit): all lanes below the limit; a partial last wave; none; lanes
-                // wrapping past 2^32 with lanes 8-15 above the limit; the same at i32::MAX.
+                // wrapping past 2^32 with lanes 8-15 above the limit; the same at i32::MAX;
+                // lanes from the limit on (the first lane at or above it) that wrap below it
+                // past 2^32 and past i32::MAX.
                 let cases = [
                     (0, threads),
                     (0, threads - 5),
                     (0, 0),
                     (0xffff_fff0, 0xffff_fff8),
                     (0x7fff_fff0, 0x7fff_fff8),
+                    (0xffff_fff8, 0xffff_fff0),
+                    (0x7fff_fff8, 0x7fff_fff0),
                 ];
                 for (start, limit) in cases {
                     for workers in [1, 2] {

@@ -5,8 +5,8 @@
 //! and an AND per vector for the `if`'s all-lanes test, before the branch, although the fast
 //! path of its coherent copy never reads the masks. As a form, the compare costs nothing where
 //! it stands: the test "every lane takes the `then` side" is scalar code (the compare is
-//! monotone in the lane, so the first and the last lane decide unless the lanes wrap in the
-//! compare's domain, see [`Translator::some_lane_satisfies`]), and the mask vectors are rebuilt
+//! monotone in the lane, so one end of the wave decides unless the lanes wrap in the
+//! compare's domain, see [`Translator::every_lane_holds`]), and the mask vectors are rebuilt
 //! from the scalars where something reads them (the masked path).
 //!
 //! A form stands for every lane, so it is recorded only where every lane runs the compare
@@ -173,15 +173,45 @@ impl Translator<'_, '_> {
 
     /// Whether every lane takes the `then` side of `if pred`, decided on its form's scalars,
     /// conservatively (false may also mean "cannot tell"); `None` without a form. Only where
-    /// every lane runs the `if`.
+    /// every lane runs the `if`. The lanes' values rise with the lane unless they wrap, so
+    /// `x < u` holds in every lane when it holds in the last (a 64-bit compare that also fails
+    /// where they wrap), `x > u` when it holds in the first and they do not wrap: one or two
+    /// compares, where testing both ends and the wrap was three.
     pub fn every_lane_holds(&mut self, pred: PredRef) -> Option<Value> {
         let form = *self.pred_forms.get(&(pred.index as u32))?;
-        // Some lane fails the (maybe negated) compare: the complement holds there.
-        let fails = if pred.negated { form.cc } else { form.cc.complement() };
-        let lanes = 4 * self.n;
-        let some_fails =
-            self.some_lane_satisfies(fails, form.varying_left, form.x0, form.stride, form.u, lanes);
-        Some(self.b.ins().bxor_imm_u(some_fails, 1))
+        let holds = if pred.negated { form.cc.complement() } else { form.cc };
+        // As `x cc u`, `x` rising with the lane where the lanes do not wrap.
+        let cc = if form.varying_left { holds } else { holds.swap_args() };
+        let signed = is_signed(cc);
+        let span = (4 * self.n as i64 - 1) * form.stride as i64;
+        let extend = |t: &mut Self, v: Value| {
+            if signed {
+                t.b.ins().sextend(I64, v)
+            } else {
+                t.b.ins().uextend(I64, v)
+            }
+        };
+        let first_wide = extend(self, form.x0);
+        let last_wide = self.b.ins().iadd_imm_s(first_wide, span);
+        let every = if matches!(
+            cc,
+            IntCC::SignedLessThan
+                | IntCC::SignedLessThanOrEqual
+                | IntCC::UnsignedLessThan
+                | IntCC::UnsignedLessThanOrEqual
+        ) {
+            // The last lane is the largest: one 64-bit compare, which fails where the lanes
+            // wrap (the last lane then lies past every value `u` can have).
+            let u_wide = extend(self, form.u);
+            self.b.ins().icmp(cc, last_wide, u_wide)
+        } else {
+            // The first lane is the smallest, where the lanes do not wrap.
+            let top = if signed { i32::MAX as i64 } else { u32::MAX as i64 };
+            let wraps = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, last_wide, top);
+            let at_first = self.b.ins().icmp(cc, form.x0, form.u);
+            self.b.ins().band_not(at_first, wraps)
+        };
+        Some(every)
     }
 
     /// Whether `cc(x, u)` (or `cc(u, x)` when not `varying_left`) holds in some of `lanes`
