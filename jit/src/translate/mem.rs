@@ -13,7 +13,7 @@ use super::Translator;
 use crate::abi::{helper_op, Helper, ADDR_SLOT, OUT_SLOT};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{BlockArg, ConstantData, InstBuilder, MemFlagsData, Value};
 use wave_isa::analysis::Uniformity;
 use wave_isa::opcodes::{Class, Slot};
@@ -501,15 +501,18 @@ impl Translator<'_, '_> {
         let mask = self.op_mask(inst.guard);
         let addr = self.reg(inst.rs1 as u32);
         let value = self.reg(inst.rs2 as u32);
-        let mut fast = if self.full {
-            self.b.ins().iconst(I8, 1)
-        } else {
+        // Why the vector path may not run (an i8 each, non-zero: take the lanes path): some
+        // lane inactive, some active lane may fault, the addresses may wrap. Branching on their
+        // OR spares the fully active wave a negation and a test per store.
+        let mut slow: Vec<Value> = Vec::new();
+        if !self.full {
             let mut all = mask[0];
             for &m in &mask[1..] {
                 all = self.b.ins().band(all, m);
             }
-            self.b.ins().vall_true(all)
-        };
+            let every = self.b.ins().vall_true(all);
+            slow.push(self.b.ins().bxor_imm_u(every, 1));
+        }
         // Every lane is active on the vector path, so lane 0 holds each vector's first address.
         let firsts: Vec<Value> = addr.iter().map(|&a| self.lane0(a)).collect();
         // Checked, the vector path runs only where every lane is in bounds: below 2^32 - 16
@@ -517,18 +520,20 @@ impl Translator<'_, '_> {
         // the four addresses.
         let proven = self.flags.checked && (local || !self.flags.window_wraps);
         let any_may_fault = self.flags.checked.then(|| self.may_fault(pc, shape, local, 4, &addr, &mask));
-        if let Some(any) = any_may_fault {
-            fast = self.b.ins().band_not(fast, any);
-        }
+        slow.extend(any_may_fault);
         let offsets = if proven { firsts } else { self.access_offsets(&firsts, local) };
         if !proven {
             let wraps = self.consecutive_wraps(&offsets, local);
-            fast = self.b.ins().band_not(fast, wraps);
+            slow.push(wraps);
         }
         let vector = self.b.create_block();
         let lanes = self.b.create_block();
         let done = self.b.create_block();
-        self.b.ins().brif(fast, vector, &[], lanes, &[]);
+        let slow = slow.into_iter().reduce(|a, b| self.b.ins().bor(a, b));
+        match slow {
+            Some(slow) => self.b.ins().brif(slow, lanes, &[], vector, &[]),
+            None => self.b.ins().jump(vector, &[]),
+        };
         self.continue_in(vector);
         let base = self.memory_base(local);
         if shape == AddressShape::WaveConsecutive {
