@@ -386,7 +386,10 @@ impl Translator<'_, '_> {
     }
 
     /// Whether every lane of `masks` is set, as an i8.
-    fn all_true(&mut self, masks: &[cranelift_codegen::ir::Value]) -> cranelift_codegen::ir::Value {
+    pub(super) fn all_true(
+        &mut self,
+        masks: &[cranelift_codegen::ir::Value],
+    ) -> cranelift_codegen::ir::Value {
         let mut all = masks[0];
         for &m in &masks[1..] {
             all = self.b.ins().band(all, m);

@@ -506,11 +506,7 @@ impl Translator<'_, '_> {
         // OR spares the fully active wave a negation and a test per store.
         let mut slow: Vec<Value> = Vec::new();
         if !self.full {
-            let mut all = mask[0];
-            for &m in &mask[1..] {
-                all = self.b.ins().band(all, m);
-            }
-            let every = self.b.ins().vall_true(all);
+            let every = self.all_true(&mask);
             slow.push(self.b.ins().bxor_imm_u(every, 1));
         }
         // Every lane is active on the vector path, so lane 0 holds each vector's first address.

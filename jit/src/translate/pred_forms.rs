@@ -183,16 +183,7 @@ impl Translator<'_, '_> {
         // As `x cc u`, `x` rising with the lane where the lanes do not wrap.
         let cc = if form.varying_left { holds } else { holds.swap_args() };
         let signed = is_signed(cc);
-        let span = (4 * self.n as i64 - 1) * form.stride as i64;
-        let extend = |t: &mut Self, v: Value| {
-            if signed {
-                t.b.ins().sextend(I64, v)
-            } else {
-                t.b.ins().uextend(I64, v)
-            }
-        };
-        let first_wide = extend(self, form.x0);
-        let last_wide = self.b.ins().iadd_imm_s(first_wide, span);
+        let last_wide = self.last_lane_wide(signed, form.x0, form.stride, 4 * self.n);
         let every = if matches!(
             cc,
             IntCC::SignedLessThan
@@ -202,12 +193,11 @@ impl Translator<'_, '_> {
         ) {
             // The last lane is the largest: one 64-bit compare, which fails where the lanes
             // wrap (the last lane then lies past every value `u` can have).
-            let u_wide = extend(self, form.u);
+            let u_wide = self.widen(signed, form.u);
             self.b.ins().icmp(cc, last_wide, u_wide)
         } else {
             // The first lane is the smallest, where the lanes do not wrap.
-            let top = if signed { i32::MAX as i64 } else { u32::MAX as i64 };
-            let wraps = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, last_wide, top);
+            let wraps = self.lanes_wrap(signed, last_wide);
             let at_first = self.b.ins().icmp(cc, form.x0, form.u);
             self.b.ins().band_not(at_first, wraps)
         };
@@ -230,11 +220,8 @@ impl Translator<'_, '_> {
         lanes: usize,
     ) -> Value {
         let signed = is_signed(cc);
-        let span = (lanes as i64 - 1) * stride as i64;
-        let wide = if signed { self.b.ins().sextend(I64, x0) } else { self.b.ins().uextend(I64, x0) };
-        let last_wide = self.b.ins().iadd_imm_s(wide, span);
-        let top = if signed { i32::MAX as i64 } else { u32::MAX as i64 };
-        let wraps = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, last_wide, top);
+        let last_wide = self.last_lane_wide(signed, x0, stride, lanes);
+        let wraps = self.lanes_wrap(signed, last_wide);
         let last = self.b.ins().ireduce(I32, last_wide);
         let holds = |t: &mut Self, x: Value| {
             let (l, r) = if varying_left { (x, u) } else { (u, x) };
@@ -244,5 +231,28 @@ impl Translator<'_, '_> {
         let at_last = holds(self, last);
         let either = self.b.ins().bor(at_first, at_last);
         self.b.ins().bor(either, wraps)
+    }
+
+    /// `v` in 64 bits, extended as a compare of the given signedness reads it.
+    fn widen(&mut self, signed: bool, v: Value) -> Value {
+        if signed {
+            self.b.ins().sextend(I64, v)
+        } else {
+            self.b.ins().uextend(I64, v)
+        }
+    }
+
+    /// The last of `lanes` lanes of `x0 + lane × stride` (stride positive as i32), computed
+    /// in 64 bits from `x0` widened for the compare's signedness: it lies past that domain's
+    /// top exactly where the lanes wrap.
+    fn last_lane_wide(&mut self, signed: bool, x0: Value, stride: u32, lanes: usize) -> Value {
+        let first = self.widen(signed, x0);
+        self.b.ins().iadd_imm_s(first, (lanes as i64 - 1) * stride as i64)
+    }
+
+    /// Whether lanes ending at `last_wide` (see [`Self::last_lane_wide`]) wrap, as an i8.
+    fn lanes_wrap(&mut self, signed: bool, last_wide: Value) -> Value {
+        let top = if signed { i32::MAX as i64 } else { u32::MAX as i64 };
+        self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, last_wide, top)
     }
 }
