@@ -1227,7 +1227,7 @@ mod tests {
             UniformityOptions { rows_fill_waves: true, lanes_log2: 5 },
         ];
         let mut compared = 0;
-        let mut reused = 0;
+        let mut nested = 0;
         for (name, bytes) in &files {
             let Ok((module, _)) = load_bytes(bytes, name) else { continue };
             for kernel in &module.kernels {
@@ -1244,11 +1244,11 @@ mod tests {
                         differ.and_then(|d| fast.stmts.get(d.0))
                     );
                     compared += 1;
-                    reused += usize::from(has_nested_loop(&kernel.funcs[0].body, 0));
+                    nested += usize::from(has_nested_loop(&kernel.funcs[0].body, 0));
                 }
             }
         }
-        assert!(compared > 600 && reused > 30, "{compared} analyses, {reused} with nested loops");
+        assert!(compared > 600 && nested > 30, "{compared} analyses, {nested} with nested loops");
     }
 
     fn has_nested_loop(block: &Block, depth: usize) -> bool {
