@@ -99,7 +99,32 @@ pub struct WaveCtx {
     pub scratch: [[u32; MAX_LANES]; SCRATCH_SLOTS],
     /// What code compiled with `Flags::stats` counted (indexed by [`counter`]).
     pub counters: [u64; counter::COUNT],
+    /// The table vector `fexp2` reads ([`EXP2_TABLE`]), here so that compiled code reaches
+    /// it from the context and holds no host address.
+    pub exp2_table: [u64; 16],
 }
+
+/// `2^(i/16 - 1/2)` for `i` in 0..16, as f64 bits: the table of `libm::exp2f`'s reduction
+/// (FreeBSD's `s_exp2f.c`), which the runtime's `fexp2` is and vector `fexp2` redoes
+/// (`translate::transcendental`).
+pub const EXP2_TABLE: [u64; 16] = [
+    0x3fe6a09e667f3bcd,
+    0x3fe7a11473eb0187,
+    0x3fe8ace5422aa0db,
+    0x3fe9c49182a3f090,
+    0x3feae89f995ad3ad,
+    0x3fec199bdd85529c,
+    0x3fed5818dcfba487,
+    0x3feea4afa2a490da,
+    0x3ff0000000000000,
+    0x3ff0b5586cf9890f,
+    0x3ff172b83c7d517b,
+    0x3ff2387a6e756238,
+    0x3ff306fe0a31b715,
+    0x3ff3dea64c123422,
+    0x3ff4bfdad5362a27,
+    0x3ff5ab07dd485429,
+];
 
 impl WaveCtx {
     /// A zeroed context (null pointers); the engine fills it.
@@ -122,6 +147,7 @@ impl WaveCtx {
             init_regs: [0; 256],
             scratch: [[0; MAX_LANES]; SCRATCH_SLOTS],
             counters: [0; counter::COUNT],
+            exp2_table: EXP2_TABLE,
         })
     }
 
@@ -171,6 +197,7 @@ pub mod offsets {
     pub const INIT_REGS: i32 = offset_of!(WaveCtx, init_regs) as i32;
     pub const SCRATCH: i32 = offset_of!(WaveCtx, scratch) as i32;
     pub const COUNTERS: i32 = offset_of!(WaveCtx, counters) as i32;
+    pub const EXP2_TABLE: i32 = offset_of!(WaveCtx, exp2_table) as i32;
     /// Bytes of one scratch slot / one thread-id row.
     pub const LANE_ROW: i32 = (MAX_LANES * 4) as i32;
 }

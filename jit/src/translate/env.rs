@@ -19,6 +19,8 @@ pub trait WaveEnv {
     fn scratch_offset(&self, slot: usize) -> i32;
     /// Where `--stats` counter `index` ([`crate::abi::counter`]) is.
     fn counter_offset(&self, index: usize) -> i32;
+    /// Where the 16 f64 entries of [`crate::abi::EXP2_TABLE`] are.
+    fn exp2_table_offset(&self) -> i32;
     /// The address of `helper`'s code.
     fn helper_address(&self, helper: Helper) -> usize;
 }
@@ -69,6 +71,9 @@ impl WaveEnv for CtxEnv {
     }
     fn counter_offset(&self, index: usize) -> i32 {
         offsets::COUNTERS + 8 * index as i32
+    }
+    fn exp2_table_offset(&self) -> i32 {
+        offsets::EXP2_TABLE
     }
     fn helper_address(&self, helper: Helper) -> usize {
         (self.helper_address)(helper)

@@ -248,7 +248,7 @@ impl Translator<'_, '_> {
     }
 
     /// Permute the four 32-bit lanes of a vector.
-    fn shuffle_lanes(&mut self, v: Value, lanes: [u8; 4]) -> Value {
+    pub(super) fn shuffle_lanes(&mut self, v: Value, lanes: [u8; 4]) -> Value {
         let bytes: Vec<u8> = lanes.iter().flat_map(|&l| (0..4).map(move |b| 4 * l + b)).collect();
         let mask = self.b.func.dfg.immediates.push(ConstantData::from(bytes));
         let v8 = self.as_bytes(v);

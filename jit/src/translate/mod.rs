@@ -23,6 +23,7 @@ pub mod pred_forms;
 pub mod rules;
 pub mod shadow;
 pub mod temporaries;
+pub mod transcendental;
 pub mod waveops;
 
 use crate::abi::{helper_signature, Helper};
@@ -198,7 +199,7 @@ pub fn lane_order() -> MemFlagsData {
 }
 
 /// Context fields and scratch slots: plain memory, never trapping.
-fn ctx_flags() -> MemFlagsData {
+pub(super) fn ctx_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
 }
 
