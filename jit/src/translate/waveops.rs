@@ -1,13 +1,27 @@
 //! Cross-lane wave ops and MMA: whole-wave helpers that see every lane's value and the
-//! active mask; results are blended into the active lanes.
+//! active mask; results are blended into the active lanes. One exception in vector code:
+//! `wave_shuffle_xor` with the same mask in every lane, where every lane runs it (the butterfly
+//! of reductions and softmax).
 
-use super::Translator;
+use super::{ctx_flags, Translator};
 use crate::abi::{helper_op, Helper, OUT_SLOT};
 use crate::error::JitError;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32X4, I64, I8, I8X16};
+use cranelift_codegen::ir::{ConstantData, InstBuilder, Value};
+use wave_isa::opcodes::Slot;
 use wave_isa::{Instruction, Op};
 
 impl Translator<'_, '_> {
     pub fn wave_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        if inst.op == Op::WaveShuffleXor
+            && self.full
+            && self.bailout.is_none()
+            && self.wave_operand_stride(inst, pc, Slot::Rs2) == Some(0)
+        {
+            self.uniform_shuffle_xor(inst);
+            return Ok(());
+        }
         let mask = self.op_mask(inst.guard);
         self.spill_inputs(inst);
         let bits = self.mask_bits(&mask);
@@ -27,5 +41,48 @@ impl Translator<'_, '_> {
         let bits = self.mask_bits(&mask);
         self.call_checked(Helper::Mma, helper_op(inst), bits, pc);
         Ok(())
+    }
+}
+
+impl Translator<'_, '_> {
+    /// `wave_shuffle_xor rd, rs1, rs2` where every lane runs it and rs2 is the same mask `m`
+    /// in all of them (lane 0's): lane `l` gets rs1 of lane `l ^ m`, or 0 when that is no
+    /// lane (`m >= W`). rs1's vectors go to scratch slot 0; output vector `j` loads vector
+    /// `j ^ (m >> 2)` from there and permutes its lanes by `m & 3` (one byte shuffle).
+    fn uniform_shuffle_xor(&mut self, inst: &Instruction) {
+        let src = self.reg(inst.rs1 as u32);
+        let selector = self.reg(inst.rs2 as u32);
+        let m = self.lane0(selector[0]);
+        self.spill(0, &src);
+        let in_range = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, m, i64::from(self.flags.width));
+        // The byte offset of the source vector, kept inside the slot for an `m` out of range.
+        let m64 = self.b.ins().uextend(I64, m);
+        let vector_bits = self.b.ins().ushr_imm_s(m64, 2);
+        let vector_bits = self.b.ins().ishl_imm_s(vector_bits, 4);
+        let slot_bytes = 16 * self.n as i64;
+        let vector_bits = self.b.ins().band_imm_u(vector_bits, slot_bytes - 1);
+        // Byte b of a vector comes from byte b ^ 4·(m & 3).
+        let lane_bits = self.b.ins().band_imm_u(m, 3);
+        let lane_bits = self.b.ins().ishl_imm_s(lane_bits, 2);
+        let lane_bits = self.b.ins().ireduce(I8, lane_bits);
+        let lane_bits = self.b.ins().splat(I8X16, lane_bits);
+        let iota = self.b.func.dfg.constants.insert(ConstantData::from((0..16u8).collect::<Vec<u8>>()));
+        let iota = self.b.ins().vconst(I8X16, iota);
+        let order = self.b.ins().bxor(iota, lane_bits);
+        let zero = self.vconst4([0; 4]);
+        let slot = self.env.scratch_offset(0);
+        let out: Vec<Value> = (0..self.n)
+            .map(|j| {
+                let from = self.b.ins().bxor_imm_u(vector_bits, 16 * j as i64);
+                let at = self.b.ins().iadd(self.ctx, from);
+                let v = self.b.ins().load(I32X4, ctx_flags(), at, slot);
+                let v = self.as_bytes(v);
+                let v = self.b.ins().swizzle(v, order);
+                let v = self.as_i32(v);
+                self.b.ins().select(in_range, v, zero)
+            })
+            .collect();
+        let mask = self.op_mask(inst.guard);
+        self.set_reg(inst.rd as u32, &out, &mask);
     }
 }

@@ -1,0 +1,105 @@
+//! `wave_shuffle_xor` with one mask for the whole wave, in vector code where every lane runs
+//! it (`Translator::uniform_shuffle_xor`), against the interpreter at every width: masks
+//! 0..2W (those from W up name no lane and give 0), a mask halved in a loop (the butterfly of
+//! reductions), partial last waves (the helper then), and a divergent `if` whose running lanes
+//! agree on a mask that lane 0, not running, does not hold: vector code there would read lane
+//! 0's mask and go wrong.
+
+mod common;
+
+use common::{check_completes, WIDTHS};
+use wave_runtime::Dispatch;
+
+/// Thread g loads x[g] (r1 + 4g), runs `body` with it in r9 and the result in r16, and stores
+/// r16 to y[g] (r2 + 4g) where `g < r4`.
+fn kernel(body: &str) -> wave_isa::ValidKernel {
+    common::assembled(
+        &format!(
+            "
+.kernel shuffle
+    mov_sr r5, sr_workgroup_id_x
+    mov_sr r6, sr_workgroup_size_x
+    mov_sr r7, sr_thread_id_x
+    imad r8, r5, r6, r7
+    mov_imm r12, 4
+    imul r13, r8, r12
+    iadd r14, r13, r1
+    iadd r15, r13, r2
+    device_load_u32 r9, r14
+    mov r16, r8
+    {body}
+    ucmp_lt p0, r8, r4
+    @p0 device_store_u32 r15, r16
+.end
+"
+        ),
+        "shuffle.wave",
+    )
+}
+
+const DEVICE: u64 = 1 << 16;
+
+fn dispatch(w: u32, threads: u32, workers: usize) -> Dispatch {
+    let workgroup = 2 * w;
+    Dispatch {
+        wave_width: w,
+        grid: [threads.div_ceil(workgroup), 1, 1],
+        workgroup: [workgroup, 1, 1],
+        initial_registers: vec![(1, 0), (2, (DEVICE / 2) as u32), (4, threads)],
+        threads: workers,
+        ..Dispatch::default()
+    }
+}
+
+fn check_everywhere(body: &str) {
+    let k = kernel(body);
+    for w in WIDTHS {
+        for workers in [1, 2] {
+            // Full waves (vector code) and a partial last wave (the helper).
+            for threads in [8 * w, 8 * w - 3] {
+                check_completes(&k, &dispatch(w, threads, workers), DEVICE);
+            }
+        }
+    }
+}
+
+#[test]
+fn constant_masks_in_and_out_of_range() {
+    for m in [0u32, 1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 32, 33, 63, 64, 65, 127, 0xffff_ffff] {
+        check_everywhere(&format!("mov_imm r10, {m}\n    wave_shuffle_xor r16, r9, r10"));
+    }
+}
+
+#[test]
+fn a_mask_halved_in_a_loop() {
+    check_everywhere(
+        "mov_sr r10, sr_wave_width
+    mov_imm r11, 1
+    mov_imm r17, 0
+    shr r10, r10, r11
+    loop
+        icmp_eq p2, r10, r17
+        break p2
+        wave_shuffle_xor r18, r9, r10
+        iadd r9, r9, r18
+        shr r10, r10, r11
+    endloop
+    mov r16, r9",
+    );
+}
+
+#[test]
+fn a_divergent_if_falls_back_to_the_helper() {
+    // Lanes from 1 on set the mask to 1 and shuffle; lane 0 keeps 99 (no lane): the running
+    // lanes agree, but lane 0 does not hold their mask.
+    check_everywhere(
+        "mov_imm r10, 99
+    mov_sr r11, sr_lane_id
+    mov_imm r17, 0
+    icmp_ne p3, r11, r17
+    if p3
+        mov_imm r10, 1
+        wave_shuffle_xor r16, r9, r10
+    endif",
+    );
+}
