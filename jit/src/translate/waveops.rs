@@ -1,7 +1,8 @@
 //! Cross-lane wave ops and MMA: whole-wave helpers that see every lane's value and the
-//! active mask; results are blended into the active lanes. One exception in vector code:
-//! `wave_shuffle_xor` with the same mask in every lane, where every lane runs it (the butterfly
-//! of reductions and softmax).
+//! active mask; results are blended into the active lanes. In vector code instead: the
+//! reductions and the prefix sum (inactive lanes hold the operation's identity), and
+//! `wave_shuffle_xor` with the same mask in every lane, where every lane runs it (the
+//! butterfly of reductions and softmax).
 
 use super::{ctx_flags, Translator};
 use crate::abi::{helper_op, Helper, OUT_SLOT};
@@ -23,6 +24,14 @@ impl Translator<'_, '_> {
             return Ok(());
         }
         let mask = self.op_mask(inst.guard);
+        if let Some(reduction) = Reduction::of(inst.op) {
+            self.wave_reduce(inst, reduction, &mask);
+            return Ok(());
+        }
+        if inst.op == Op::WavePrefixSum {
+            self.wave_prefix_sum(inst, &mask);
+            return Ok(());
+        }
         self.spill_inputs(inst);
         let bits = self.mask_bits(&mask);
         self.call_checked(Helper::Wave, helper_op(inst), bits, pc);
@@ -84,5 +93,94 @@ impl Translator<'_, '_> {
             .collect();
         let mask = self.op_mask(inst.guard);
         self.set_reg(inst.rd as u32, &out, &mask);
+    }
+}
+
+/// The wave reductions: `semantics::wave_reduce_add`, `_min` and `_max` (unsigned).
+#[derive(Clone, Copy)]
+enum Reduction {
+    Add,
+    Min,
+    Max,
+}
+
+impl Reduction {
+    fn of(op: Op) -> Option<Reduction> {
+        match op {
+            Op::WaveReduceAdd => Some(Reduction::Add),
+            Op::WaveReduceMin => Some(Reduction::Min),
+            Op::WaveReduceMax => Some(Reduction::Max),
+            _ => None,
+        }
+    }
+
+    /// The value an inactive lane contributes: the operation's identity.
+    fn identity(self) -> u32 {
+        match self {
+            Reduction::Add | Reduction::Max => 0,
+            Reduction::Min => u32::MAX,
+        }
+    }
+}
+
+impl Translator<'_, '_> {
+    /// `wave_reduce_* rd, rs1`: the active lanes' values combined, to every active lane (with
+    /// no active lane nothing is written, so the helper's 0 for that case never shows).
+    fn wave_reduce(&mut self, inst: &Instruction, reduction: Reduction, mask: &[Value]) {
+        let src = self.reg(inst.rs1 as u32);
+        let identity = self.vconst4([reduction.identity(); 4]);
+        let combine = |t: &mut Self, a: Value, b: Value| match reduction {
+            Reduction::Add => t.b.ins().iadd(a, b),
+            Reduction::Min => t.b.ins().umin(a, b),
+            Reduction::Max => t.b.ins().umax(a, b),
+        };
+        let mut acc: Option<Value> = None;
+        for (&v, &m) in src.iter().zip(mask) {
+            let v = self.b.ins().bitselect(m, v, identity);
+            acc = Some(match acc {
+                Some(a) => combine(self, a, v),
+                None => v,
+            });
+        }
+        let mut total = acc.unwrap_or(identity);
+        // Across the four lanes: every lane ends with the whole.
+        for lanes in [[2, 3, 0, 1], [1, 0, 3, 2]] {
+            let swapped = self.shuffle_lanes(total, lanes);
+            total = combine(self, total, swapped);
+        }
+        let out = vec![total; self.n];
+        self.set_reg(inst.rd as u32, &out, mask);
+    }
+
+    /// `wave_prefix_sum rd, rs1`: each active lane gets the wrapping sum of the active lanes
+    /// before it (exclusive; inactive lanes add 0 and are not written).
+    fn wave_prefix_sum(&mut self, inst: &Instruction, mask: &[Value]) {
+        let src = self.reg(inst.rs1 as u32);
+        let zero = self.vconst4([0; 4]);
+        let mut carry = zero;
+        let mut out = Vec::with_capacity(self.n);
+        for (&v, &m) in src.iter().zip(mask) {
+            let v = self.b.ins().band(v, m);
+            // Inclusive sums inside the vector: add it moved up one lane, then two.
+            let up1 = self.lanes_up(v, 1);
+            let sum = self.b.ins().iadd(v, up1);
+            let up2 = self.lanes_up(sum, 2);
+            let inclusive = self.b.ins().iadd(sum, up2);
+            let exclusive = self.b.ins().isub(inclusive, v);
+            out.push(self.b.ins().iadd(exclusive, carry));
+            let total = self.shuffle_lanes(inclusive, [3, 3, 3, 3]);
+            carry = self.b.ins().iadd(carry, total);
+        }
+        self.set_reg(inst.rd as u32, &out, mask);
+    }
+
+    /// Lane `l` of the result is lane `l - by` of `v` (0 below lane `by`).
+    fn lanes_up(&mut self, v: Value, by: u8) -> Value {
+        let bytes: Vec<u8> = (0..16u8).map(|b| if b < 4 * by { 16 + b } else { b - 4 * by }).collect();
+        let order = self.b.func.dfg.immediates.push(ConstantData::from(bytes));
+        let zero = self.vconst4([0; 4]);
+        let (v, zero) = (self.as_bytes(v), self.as_bytes(zero));
+        let moved = self.b.ins().shuffle(v, zero, order);
+        self.as_i32(moved)
     }
 }

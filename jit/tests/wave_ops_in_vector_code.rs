@@ -1,9 +1,11 @@
-//! `wave_shuffle_xor` with one mask for the whole wave, in vector code where every lane runs
-//! it (`Translator::uniform_shuffle_xor`), against the interpreter at every width: masks
-//! 0..2W (those from W up name no lane and give 0), a mask halved in a loop (the butterfly of
-//! reductions), partial last waves (the helper then), and a divergent `if` whose running lanes
-//! agree on a mask that lane 0, not running, does not hold: vector code there would read lane
-//! 0's mask and go wrong.
+//! The wave ops lowered to vector code (`translate::waveops`), against the interpreter at
+//! every width, on one and two threads, with full and partial last waves:
+//! - `wave_shuffle_xor` with one mask for the whole wave (vector code where every lane runs
+//!   it): masks 0..2W (those from W up name no lane and give 0), a mask halved in a loop (the
+//!   butterfly of reductions), and a divergent `if` whose running lanes agree on a mask that
+//!   lane 0, not running, does not hold: vector code there would read lane 0's mask;
+//! - the reductions and the prefix sum with every lane active, with a guard, inside a
+//!   divergent `if`, and with no lane active (nothing is written).
 
 mod common;
 
@@ -102,4 +104,24 @@ fn a_divergent_if_falls_back_to_the_helper() {
         wave_shuffle_xor r16, r9, r10
     endif",
     );
+}
+
+#[test]
+fn reductions_and_prefix_sums_under_every_mask() {
+    let masks = [
+        // Every lane; a guard on two lanes of three; a divergent `if` on odd lanes; no lane.
+        ("", ""),
+        ("mov_imm r20, 3\n    imod r21, r8, r20\n    mov_imm r20, 0\n    icmp_ne p3, r21, r20", "@p3 "),
+        ("mov_imm r20, 1\n    and r21, r8, r20\n    icmp_eq p3, r21, r20\n    if p3", "if"),
+        ("mov_imm r20, 0\n    icmp_ne p3, r20, r20", "@p3 "),
+    ];
+    for op in ["wave_reduce_add", "wave_reduce_min", "wave_reduce_max", "wave_prefix_sum"] {
+        for (setup, how) in masks {
+            let body = match how {
+                "if" => format!("{setup}\n        {op} r16, r9\n    endif"),
+                guard => format!("{setup}\n    {guard}{op} r16, r9"),
+            };
+            check_everywhere(&body);
+        }
+    }
 }
