@@ -7,7 +7,7 @@
 //! still reached, exactly as the interpreter. What the walk counts is kept by [`super::count`].
 
 use super::fp::is_nan_order_sensitive;
-use super::Translator;
+use super::{Region, Translator};
 use crate::abi::{status, Helper};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -119,8 +119,7 @@ impl Translator<'_, '_> {
                     self.count(Cost::marker());
                     return Ok(());
                 }
-                let entry = self.get(&self.exec.clone());
-                let exec = self.exec.clone();
+                let entry = self.exec_mask();
                 let has_copy = self.has_coherent_copy(then_body, else_body);
                 // Every lane runs the `if` and its predicate is a compare form: the test for
                 // the copy is scalar, and the masks are built on the masked path only.
@@ -148,28 +147,29 @@ impl Translator<'_, '_> {
                         (coherent, then_mask, else_mask)
                     }
                 };
-                let outer_nest = self.in_coherent_nest;
-                self.in_coherent_nest |= coherent.is_some();
                 // Either body may run with no active lane (the other side took them all), and
                 // neither runs on every lane as far as the translation knows.
-                let outer_maybe_empty = std::mem::replace(&mut self.maybe_empty, true);
-                let outer_coherent = std::mem::replace(&mut self.coherent, false);
-                self.set(&exec, &then_mask);
-                let then_result = self.block(then_body, func);
-                let after_then = self.get(&exec);
-                self.set(&exec, &else_mask);
-                if has_else {
-                    self.count(Cost::marker());
-                }
-                let else_result = self.block(else_body, func);
-                self.maybe_empty = outer_maybe_empty;
-                self.coherent = outer_coherent;
-                self.in_coherent_nest = outer_nest;
+                let bodies = Region {
+                    maybe_empty: true,
+                    coherent: false,
+                    in_coherent_nest: self.region.in_coherent_nest || coherent.is_some(),
+                    ..self.region
+                };
+                let (then_result, after_then, else_result) = self.in_region(bodies, |t| {
+                    t.set_exec_mask(&then_mask);
+                    let then_result = t.block(then_body, func);
+                    let after_then = t.exec_mask();
+                    t.set_exec_mask(&else_mask);
+                    if has_else {
+                        t.count(Cost::marker());
+                    }
+                    (then_result, after_then, t.block(else_body, func))
+                });
                 then_result?;
                 else_result?;
-                let after_else = self.get(&exec);
+                let after_else = self.exec_mask();
                 let merged = self.or(&after_then, &after_else);
-                self.set(&exec, &merged);
+                self.set_exec_mask(&merged);
                 if let Some(mut merge) = coherent {
                     let edge = self.edge(&mut merge);
                     self.b.ins().jump(edge, &[]);
@@ -207,7 +207,7 @@ impl Translator<'_, '_> {
                     let staying = self.pending;
                     self.skip(&body[at + 1..], true);
                     if is_break {
-                        let exec = self.get(&self.exec.clone());
+                        let exec = self.exec_mask();
                         let acc = self.get(&brk);
                         let acc = self.or(&acc, &exec);
                         self.set(&brk, &acc);
@@ -222,36 +222,23 @@ impl Translator<'_, '_> {
                 }
                 if uniform_exit {
                     // A masked uniform exit: what follows in this iteration may run empty.
-                    self.maybe_empty = true;
+                    self.region.maybe_empty = true;
                 }
                 if let Some(Frame::Loop { masked_exit, .. }) = self.cf.frames.last_mut() {
                     *masked_exit = true;
                 }
                 let target = if is_break { brk } else { cont };
-                let exec_vars = self.exec.clone();
-                let exec = self.get(&exec_vars);
+                let exec = self.exec_mask();
                 let p = self.pred_ref(*pred);
                 let leaving = self.and(&exec, &p);
-                let acc = self.get(&target);
-                let acc = self.or(&acc, &leaving);
-                self.set(&target, &acc);
-                let exec = self.and_not(&exec, &leaving);
-                self.set(&exec_vars, &exec);
+                self.leave_lanes(&leaving, &target);
                 Ok(())
             }
             StmtKind::Call { func: callee, .. } => self.call(*callee, s.offset),
             StmtKind::Return => {
                 let leaving = self.op_mask(s.guard);
                 match self.cf.innermost_call().cloned() {
-                    Some(ret) => {
-                        let acc = self.get(&ret);
-                        let acc = self.or(&acc, &leaving);
-                        self.set(&ret, &acc);
-                        let exec_vars = self.exec.clone();
-                        let exec = self.get(&exec_vars);
-                        let exec = self.and_not(&exec, &leaving);
-                        self.set(&exec_vars, &exec);
-                    }
+                    Some(ret) => self.leave_lanes(&leaving, &ret),
                     None => self.halt(&leaving, s.offset),
                 }
                 Ok(())
@@ -289,10 +276,9 @@ impl Translator<'_, '_> {
         let live = self.get(&live_vars);
         let live = self.and_not(&live, leaving);
         self.set(&live_vars, &live);
-        let exec_vars = self.exec.clone();
-        let exec = self.get(&exec_vars);
+        let exec = self.exec_mask();
         let exec = self.and_not(&exec, leaving);
-        self.set(&exec_vars, &exec);
+        self.set_exec_mask(&exec);
         let any = self.any(&live);
         let next = self.b.create_block();
         if self.flags.fuel {
@@ -379,8 +365,8 @@ impl Translator<'_, '_> {
     /// doubled the code per level).
     fn has_coherent_copy(&self, then_body: &[Stmt], else_body: &[Stmt]) -> bool {
         self.bailout.is_none()
-            && !self.in_coherent_nest
-            && self.coherent_levels < COHERENT_LEVELS
+            && !self.region.in_coherent_nest
+            && self.region.coherent_levels < COHERENT_LEVELS
             && coherent_body(then_body)
             && coherent_body(else_body)
     }
@@ -422,14 +408,9 @@ impl Translator<'_, '_> {
         self.b.seal_block(masked);
         self.b.switch_to_block(fast);
         let entry = self.pending;
-        let exec = self.exec.clone();
-        self.set(&exec, then_mask);
-        let outer = std::mem::replace(&mut self.coherent, true);
-        self.coherent_levels += 1;
-        let result = self.block(then_body, func);
-        self.coherent_levels -= 1;
-        self.coherent = outer;
-        result?;
+        self.set_exec_mask(then_mask);
+        let copy = Region { coherent: true, coherent_levels: self.region.coherent_levels + 1, ..self.region };
+        self.in_region(copy, |t| t.block(then_body, func))?;
         if has_else {
             self.count(Cost::marker());
         }
@@ -464,7 +445,7 @@ impl Translator<'_, '_> {
             let lane0 = self.lane0(p[0]);
             self.b.ins().icmp_imm_s(IntCC::NotEqual, lane0, 0)
         } else {
-            let exec = self.get(&self.exec.clone());
+            let exec = self.exec_mask();
             let active = if pred.negated { self.and_not(&exec, &p) } else { self.and(&exec, &p) };
             return self.any(&active);
         };
@@ -525,16 +506,15 @@ impl Translator<'_, '_> {
             body: body as *const [Stmt],
             masked_exit: false,
         });
-        let outer_maybe_empty = self.maybe_empty;
         // From the second iteration on, lanes that left at different times are missing
         // everywhere in the body, which the per-statement `divergent` facts do not say.
         let diverges = (exits_diverge(self.waves, func, body), exits_diverge(self.shapes, func, body));
-        self.divergent_loops.0 += diverges.0 as u32;
-        self.divergent_loops.1 += diverges.1 as u32;
-        let result = self.block(body, func);
-        self.divergent_loops.0 -= diverges.0 as u32;
-        self.divergent_loops.1 -= diverges.1 as u32;
-        self.maybe_empty = outer_maybe_empty;
+        let (waves, vectors) = self.region.divergent_loops;
+        let body_region = Region {
+            divergent_loops: (waves + diverges.0 as u32, vectors + diverges.1 as u32),
+            ..self.region
+        };
+        let result = self.in_region(body_region, |t| t.block(body, func));
         let Some(Frame::Loop { masked_exit, mut latch, mut exit, .. }) = self.cf.frames.pop() else {
             return Err(JitError::Codegen(format!("loop frame at byte 0x{offset:x} lost")));
         };
@@ -544,15 +524,7 @@ impl Translator<'_, '_> {
         // Latch: continuing lanes rejoin; repeat while any lane is left.
         self.enter(latch, offset);
         self.count(Cost::marker());
-        let exec_vars = self.exec.clone();
-        let exec = self.get(&exec_vars);
-        let next = if has_own_continue(body) {
-            let c = self.get(&cont);
-            self.or(&exec, &c)
-        } else {
-            exec
-        };
-        self.set(&exec_vars, &next);
+        let next = if has_own_continue(body) { self.rejoin_lanes(&cont) } else { self.exec_mask() };
         let iteration =
             if self.flags.fuel { self.iteration_counted(&at_header, offset)? } else { Cost::ZERO };
         let repeat = if self.flags.fuel { self.b.create_block() } else { header };
@@ -569,7 +541,7 @@ impl Translator<'_, '_> {
         }
         self.enter(exit, offset);
         let broke = self.get(&brk);
-        self.set(&exec_vars, &broke);
+        self.set_exec_mask(&broke);
         self.release_vars(I32X4, &brk);
         self.release_vars(I32X4, &cont);
         Ok(())
@@ -630,42 +602,44 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(top);
         // What its statements count is paid at its back edge (below).
         let pending = self.pending;
-        let outer = std::mem::replace(&mut self.coherent, true);
-        let mut result = self.block(&body[..split], func);
-        if result.is_ok() {
-            let any_leaves = match self.scalar_leave_test(&body[..split], pred) {
-                Some(any) => any,
-                None => {
-                    let leaving = self.pred_ref(pred);
-                    self.any(&leaving)
+        let copy = Region { coherent: true, ..self.region };
+        let result = self.in_region(copy, |t| {
+            let mut result = t.block(&body[..split], func);
+            if result.is_ok() {
+                let any_leaves = match t.scalar_leave_test(&body[..split], pred) {
+                    Some(any) => any,
+                    None => {
+                        let leaving = t.pred_ref(pred);
+                        t.any(&leaving)
+                    }
+                };
+                let leave = t.b.create_block();
+                t.b.ins().brif(any_leaves, leave, &[], rest, &[]);
+                t.b.seal_block(leave);
+                t.b.switch_to_block(leave);
+                if let Some(plan) = &shadows {
+                    // The masked loop reads the vectors: write the scalars back on the way.
+                    t.write_back_shadows(plan);
                 }
-            };
-            let leave = self.b.create_block();
-            self.b.ins().brif(any_leaves, leave, &[], rest, &[]);
-            self.b.seal_block(leave);
-            self.b.switch_to_block(leave);
-            if let Some(plan) = &shadows {
-                // The masked loop reads the vectors: write the scalars back on the way.
-                self.write_back_shadows(plan);
+                t.fresh_carried_vectors(body);
+                t.b.ins().jump(header, &[]);
+                t.b.seal_block(rest);
+                t.b.switch_to_block(rest);
+                result = t.block(&body[split + 1..], func);
+                // Each trip is paid as the masked loop's back edge pays it; the masked loop pays
+                // for the trips it runs, the last one included.
+                if t.flags.fuel {
+                    let iteration = t.costs.iteration(body, t.cf.call_depth());
+                    t.repeat_trip(top, iteration, offset);
+                } else {
+                    t.b.ins().jump(top, &[]);
+                }
             }
-            self.fresh_carried_vectors(body);
-            self.b.ins().jump(header, &[]);
-            self.b.seal_block(rest);
-            self.b.switch_to_block(rest);
-            result = self.block(&body[split + 1..], func);
-            // Each trip is paid as the masked loop's back edge pays it; the masked loop pays
-            // for the trips it runs, the last one included.
-            if self.flags.fuel {
-                let iteration = self.costs.iteration(body, self.cf.call_depth());
-                self.repeat_trip(top, iteration, offset);
-            } else {
-                self.b.ins().jump(top, &[]);
+            if shadows.is_some() {
+                t.drop_shadows();
             }
-        }
-        if shadows.is_some() {
-            self.drop_shadows();
-        }
-        self.coherent = outer;
+            result
+        });
         self.pending = pending;
         result
     }
@@ -715,18 +689,13 @@ impl Translator<'_, '_> {
         let zero = self.zeros();
         let ret = self.new_vars(&zero);
         self.cf.frames.push(Frame::Call { ret: ret.clone() });
-        let outer_divergent = self.call_divergent;
         let call_site = self.shapes.get(self.func, offset);
-        self.call_divergent |= call_site.is_none_or(|info| info.divergent);
-        let result = self.block(&func.body, callee);
-        self.call_divergent = outer_divergent;
+        let divergent = self.region.call_divergent || call_site.is_none_or(|info| info.divergent);
+        let callee_region = Region { call_divergent: divergent, ..self.region };
+        let result = self.in_region(callee_region, |t| t.block(&func.body, callee));
         self.cf.frames.pop();
         result?;
-        let exec_vars = self.exec.clone();
-        let exec = self.get(&exec_vars);
-        let r = self.get(&ret);
-        let joined = self.or(&exec, &r);
-        self.set(&exec_vars, &joined);
+        self.rejoin_lanes(&ret);
         self.release_vars(I32X4, &ret);
         Ok(())
     }

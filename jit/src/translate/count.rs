@@ -244,7 +244,7 @@ impl Translator<'_, '_> {
         if !self.flags.stats {
             return;
         }
-        let exec = self.get(&self.exec.clone());
+        let exec = self.exec_mask();
         let p = self.pred_ref(pred);
         let else_lanes = self.and_not(&exec, &p);
         let any = self.any(&else_lanes);

@@ -8,7 +8,7 @@
 //! ([`prune_loop_state`]).
 
 use super::chunk::written_state;
-use super::{Analyses, Translator};
+use super::{Analyses, Region, Translator};
 use crate::abi::Helper;
 use crate::error::JitError;
 use cranelift_codegen::ir::types::{I32X4, I64};
@@ -34,11 +34,9 @@ pub struct LoopFn {
     /// [`prune_loop_state`]).
     in_stores: Vec<Vec<Inst>>,
     out_loads: Vec<Vec<Value>>,
-    /// Translation facts about where the loop sits (they decide blends and masks).
-    maybe_empty: bool,
-    divergent_loops: (u32, u32),
-    call_divergent: bool,
-    in_call: bool,
+    /// What is known about the lanes where the loop sits (it decides blends and masks); no
+    /// coherent copy encloses the loop function.
+    region: Region,
 }
 
 /// The wave state a loop function reads and writes, in the area its caller passes: `in`
@@ -178,10 +176,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             state,
             in_stores,
             out_loads,
-            maybe_empty: self.maybe_empty,
-            divergent_loops: self.divergent_loops,
-            call_divergent: self.call_divergent,
-            in_call: self.inside_call(),
+            region: Region {
+                coherent: false,
+                in_coherent_nest: false,
+                coherent_levels: 0,
+                in_call: self.inside_call(),
+                ..self.region
+            },
         });
     }
 
@@ -308,10 +309,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Translator<'a, 'f> {
         let mut t = Translator::bare(b, kernel, env, analyses, flags, call_conv, first_loop_fn);
         t.func = f.func;
-        t.maybe_empty = f.maybe_empty;
-        t.divergent_loops = f.divergent_loops;
-        t.call_divergent = f.call_divergent;
-        t.in_call = f.in_call;
+        t.region = f.region;
         let zero = t.zeros();
         for &r in &f.state.regs {
             t.regs[r as usize] = Some(t.new_vars(&zero));

@@ -263,8 +263,8 @@ impl Translator<'_, '_> {
         self.full
             || !self.op_guarded
                 && !self.partial_halts
-                && !self.call_divergent
-                && self.divergent_loops.1 == 0
+                && !self.region.call_divergent
+                && self.region.divergent_loops.1 == 0
                 && self.shapes.get(self.func, pc).is_some_and(|info| !info.divergent)
     }
 

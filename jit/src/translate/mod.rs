@@ -16,6 +16,7 @@ pub mod chunk;
 pub mod control;
 pub mod count;
 pub mod env;
+pub mod exec_mask;
 pub mod fp;
 pub mod loop_fn;
 pub mod mem;
@@ -99,33 +100,16 @@ pub struct Translator<'a, 'f> {
     pub waves: &'a Uniformity,
     /// Every lane of every wave is live (the workgroup is a multiple of W threads).
     pub all_live: bool,
-    /// Inside a region that may run with no active lane although the analysis calls it
-    /// non-divergent (the body of a uniform `if` kept masked, code after a masked uniform
-    /// `break`/`continue`).
-    pub maybe_empty: bool,
+    /// What is known about the lanes that run the statements being translated.
+    pub region: Region,
     /// Every lane is active for the statement being translated (and it has no guard): writes
     /// need no blend and stores no mask test.
     pub full: bool,
-    /// In the coherent copy of a divergent `if` body (see `control::Translator::coherent_then`):
-    /// a run-time test found every lane of the wave active here, whatever the analysis says.
-    pub coherent: bool,
-    /// In the masked path of an `if` that has a coherent copy: nested `if`s get none (see
-    /// `control::Translator::coherent_then`).
-    pub in_coherent_nest: bool,
-    /// How many coherent copies enclose the statements being translated (a copy's nested `if`s
-    /// get copies of their own up to [`control::COHERENT_LEVELS`]).
-    pub coherent_levels: u32,
     /// The op being translated has a guard (`@pN`): its lanes are a subset of the vector's,
     /// so lane 0 need not be one of them.
     pub op_guarded: bool,
-    /// Open loops whose lanes may leave at different times, by the wave analysis and by the
-    /// per-vector analysis: inside them no statement is known to run on every lane.
-    pub divergent_loops: (u32, u32),
     /// The function whose statement is being translated.
     pub func: FuncId,
-    /// The innermost inlined call was made from divergent code, so the callee's statements
-    /// may run on part of a vector even where the analysis (per function) says otherwise.
-    pub call_divergent: bool,
     /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
     pub partial_halts: bool,
     /// In a chunk-major loop (see [`chunk`]): the first of the wave vectors the state now
@@ -143,8 +127,6 @@ pub struct Translator<'a, 'f> {
     pub shadows: shadow::Shadows,
     /// Predicates held as compare forms (see [`pred_forms`]).
     pub pred_forms: pred_forms::PredForms,
-    /// The statements are inside an inlined call (a loop function of a loop inside one).
-    pub in_call: bool,
     /// Loop functions this function calls (see [`loop_fn`]), numbered from `first_loop_fn`.
     pub loop_fns: Vec<loop_fn::LoopFn>,
     first_loop_fn: usize,
@@ -164,6 +146,34 @@ pub struct Translator<'a, 'f> {
     spare_vars: HashMap<Type, Vec<Variable>>,
     /// Variables declared so far (new ones, not reused).
     declared_vars: usize,
+}
+
+/// What the translation knows about the lanes that run the statements being translated: the
+/// facts that decide whether a statement runs on every lane ([`Translator::exec_is_full`]) and
+/// whether lane 0 speaks for its vector. A construct opens a region of its own for its body
+/// ([`Translator::in_region`]), which restores the enclosing one when the body is done.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Region {
+    /// May run with no active lane although the analysis calls it non-divergent (the body of
+    /// a uniform `if` kept masked, code after a masked uniform `break`/`continue`).
+    pub maybe_empty: bool,
+    /// In the coherent copy of a divergent `if` body or loop (see
+    /// `control::Translator::coherent_then`): a run-time test found every lane of the wave
+    /// active here, whatever the analysis says.
+    pub coherent: bool,
+    /// In the masked path of an `if` that has a coherent copy: nested `if`s get none.
+    pub in_coherent_nest: bool,
+    /// How many coherent copies enclose the statements (a copy's nested `if`s get copies of
+    /// their own up to [`control::COHERENT_LEVELS`]).
+    pub coherent_levels: u32,
+    /// Open loops whose lanes may leave at different times, by the wave analysis and by the
+    /// per-vector analysis: inside them no statement is known to run on every lane.
+    pub divergent_loops: (u32, u32),
+    /// The innermost inlined call was made from divergent code, so the callee's statements
+    /// may run on part of a vector even where the analysis (per function) says otherwise.
+    pub call_divergent: bool,
+    /// Inside an inlined call (for a loop function: the loop it was made from was).
+    pub in_call: bool,
 }
 
 /// The analyses a translation reads (run once per kernel and flags): two uniformity
@@ -248,15 +258,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             shapes: &analyses.shapes,
             waves: &analyses.waves,
             all_live: flags.workgroup.iter().product::<u32>() % flags.width.max(1) == 0,
-            maybe_empty: false,
+            region: Region::default(),
             full: false,
-            coherent: false,
-            in_coherent_nest: false,
-            coherent_levels: 0,
             op_guarded: false,
-            divergent_loops: (0, 0),
             func: 0,
-            call_divergent: false,
             partial_halts: partial_halts(kernel),
             chunk: 0,
             bailout: None,
@@ -264,7 +269,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             nan_deferred: Vec::new(),
             shadows: shadow::Shadows::default(),
             pred_forms: pred_forms::PredForms::new(),
-            in_call: false,
             loop_fns: Vec::new(),
             first_loop_fn,
             state_area: None,
@@ -488,15 +492,23 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
+    /// Translate with `region` in force, then restore the enclosing region.
+    pub fn in_region<R>(&mut self, region: Region, translate: impl FnOnce(&mut Self) -> R) -> R {
+        let outer = std::mem::replace(&mut self.region, region);
+        let result = translate(self);
+        self.region = outer;
+        result
+    }
+
     /// Whether every lane runs the statement: all lanes live, no partial halt, not inside an
     /// inlined call (a uniform `return` empties the mask), not in a maybe-empty region, and
     /// not divergent by the analysis. Real branches for uniform control keep this exact.
     pub fn exec_is_full(&self, offset: u32) -> bool {
-        self.coherent
+        self.region.coherent
             || self.all_live
                 && !self.partial_halts
-                && !self.maybe_empty
-                && self.divergent_loops.0 == 0
+                && !self.region.maybe_empty
+                && self.region.divergent_loops.0 == 0
                 && !self.inside_call()
                 && self.waves.get(self.func, offset).is_some_and(|info| !info.divergent)
     }
@@ -504,12 +516,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Whether the statements being translated are inside an inlined call (here, or around the
     /// loop a loop function was made from).
     pub fn inside_call(&self) -> bool {
-        self.in_call || self.cf.frames.iter().any(|f| matches!(f, control::Frame::Call { .. }))
+        self.region.in_call || self.cf.frames.iter().any(|f| matches!(f, control::Frame::Call { .. }))
     }
 
     /// exec ∧ guard: the lanes an op runs on.
     pub fn op_mask(&mut self, guard: Option<PredRef>) -> Vec<Value> {
-        let exec = self.get(&self.exec.clone());
+        let exec = self.exec_mask();
         match guard {
             Some(g) => {
                 let p = self.pred_ref(g);
