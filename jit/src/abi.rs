@@ -102,6 +102,10 @@ pub struct WaveCtx {
     /// The table vector `fexp2` reads ([`EXP2_TABLE`]), here so that compiled code reaches
     /// it from the context and holds no host address.
     pub exp2_table: [u64; 16],
+    /// The context of the workgroup's next wave, or null: the entry function runs the waves
+    /// of a workgroup one after another, from the first one's context to the one whose
+    /// `next_wave` is null (each wave alone, on fibers, where the kernel has barriers).
+    pub next_wave: *mut WaveCtx,
 }
 
 /// `2^(i/16 - 1/2)` for `i` in 0..16, as f64 bits: the table of `libm::exp2f`'s reduction
@@ -148,6 +152,7 @@ impl WaveCtx {
             scratch: [[0; MAX_LANES]; SCRATCH_SLOTS],
             counters: [0; counter::COUNT],
             exp2_table: EXP2_TABLE,
+            next_wave: std::ptr::null_mut(),
         })
     }
 
@@ -198,6 +203,7 @@ pub mod offsets {
     pub const SCRATCH: i32 = offset_of!(WaveCtx, scratch) as i32;
     pub const COUNTERS: i32 = offset_of!(WaveCtx, counters) as i32;
     pub const EXP2_TABLE: i32 = offset_of!(WaveCtx, exp2_table) as i32;
+    pub const NEXT_WAVE: i32 = offset_of!(WaveCtx, next_wave) as i32;
     /// Bytes of one scratch slot / one thread-id row.
     pub const LANE_ROW: i32 = (MAX_LANES * 4) as i32;
 }

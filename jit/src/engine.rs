@@ -278,6 +278,15 @@ impl Worker {
             c.special[SpecialReg::WorkgroupIdX as usize..=SpecialReg::WorkgroupIdZ as usize]
                 .copy_from_slice(&wg);
         }
+        // Without barriers one call runs the workgroup's waves in turn; on fibers each wave
+        // runs alone.
+        let mut next: *mut WaveCtx = std::ptr::null_mut();
+        for c in self.ctxs[..waves].iter_mut().rev() {
+            c.next_wave = next;
+            if !code.has_barrier {
+                next = &mut **c;
+            }
+        }
         waves
     }
 
@@ -411,17 +420,21 @@ impl Worker {
             self.hosts[0].fault = Some(Fault::internal(0, why));
             return Err(0);
         };
-        for wave in 0..waves {
-            let ctx: *mut WaveCtx = &mut *self.ctxs[wave];
-            // SAFETY: the context is fully initialised for this wave and points to live
-            // device/local memory and host state; the code was compiled for this layout. It
-            // runs on the worker's stack for code, which has `entry.stack_needed()` bytes or
-            // more: its frame (probed page by page) and below it the margin for the helpers
-            // it calls (above it the engine's few frames, also in the margin).
-            let st = unsafe { (entry.function)(ctx) };
-            if st != status::DONE {
-                return Err(wave);
-            }
+        if waves == 0 {
+            return Ok(());
+        }
+        let first: *mut WaveCtx = &mut *self.ctxs[0];
+        // SAFETY: the contexts of the `waves` waves are fully initialised and chained by
+        // `next_wave` (`prepare`), each pointing to live device/local memory and host state;
+        // the code was compiled for this layout and runs the chain's waves in turn. It runs
+        // on the worker's stack for code, which has `entry.stack_needed()` bytes or more: its
+        // frame (probed page by page, one frame for all the waves) and below it the margin for
+        // the helpers it calls (above it the engine's few frames, also in the margin).
+        let st = unsafe { (entry.function)(first) };
+        if st != status::DONE {
+            // The wave that stopped is the one that recorded why (waves without barriers
+            // touch their host state only to fail, and a failure ends the chain).
+            return Err(self.hosts[..waves].iter().position(|h| h.fault.is_some()).unwrap_or(0));
         }
         Ok(())
     }

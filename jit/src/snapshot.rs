@@ -51,13 +51,22 @@ fn group(func: &Function, inst: Inst, ctx: Value) -> Option<&'static str> {
     })
 }
 
+/// The context the waves' code reads: the first parameter of the block the entry block jumps
+/// to (each wave of the workgroup starts there with its own context).
+fn wave_context(func: &Function) -> Option<Value> {
+    let entry = func.layout.entry_block()?;
+    let jump = func.layout.last_inst(entry)?;
+    let targets = func.dfg.insts[jump].branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables);
+    let wave_start = targets.first()?.block(&func.dfg.value_lists);
+    func.dfg.block_params(wave_start).first().copied()
+}
+
 /// The summary of `kernel`'s entry function for `flags`, one count a line.
 pub fn lowering_summary(kernel: &ValidKernel, flags: Flags) -> Result<String, JitError> {
     let analyses = Analyses::new(kernel, flags);
     let (mut func, loop_fns) = translate_entry(kernel, flags, &analyses)?;
     crate::dead_params::remove_dead_block_params(&mut func);
-    let ctx = func.layout.entry_block().map(|b| func.dfg.block_params(b)[0]);
-    let ctx = ctx.ok_or_else(|| JitError::Codegen("no entry block".into()))?;
+    let ctx = wave_context(&func).ok_or_else(|| JitError::Codegen("no entry block".into()))?;
     // (cold, group) -> count
     let mut counts: BTreeMap<(bool, &str), usize> = BTreeMap::new();
     let (mut blocks, mut cold_blocks) = (0, 0);

@@ -21,6 +21,8 @@ pub trait WaveEnv {
     fn counter_offset(&self, index: usize) -> i32;
     /// Where the 16 f64 entries of [`crate::abi::EXP2_TABLE`] are.
     fn exp2_table_offset(&self) -> i32;
+    /// Where the pointer to the workgroup's next wave context is (null after the last).
+    fn next_wave_offset(&self) -> i32;
     /// The address of `helper`'s code.
     fn helper_address(&self, helper: Helper) -> usize;
 }
@@ -74,6 +76,9 @@ impl WaveEnv for CtxEnv {
     }
     fn exp2_table_offset(&self) -> i32 {
         offsets::EXP2_TABLE
+    }
+    fn next_wave_offset(&self) -> i32 {
+        offsets::NEXT_WAVE
     }
     fn helper_address(&self, helper: Helper) -> usize {
         (self.helper_address)(helper)

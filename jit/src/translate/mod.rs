@@ -92,6 +92,9 @@ pub struct Translator<'a, 'f> {
     pub cf: ControlStack,
     /// Block taking a status (i32) and returning it.
     pub exit: Block,
+    /// In the entry function: the block each wave of the workgroup starts at, taking its
+    /// context (see [`Translator::new`]).
+    wave_start: Option<Block>,
     helper_sig: SigRef,
     /// The uniformity analysis run with the 4 lanes of one vector as the "wave": how values
     /// vary inside each vector (memory ops use it to load and store whole vectors).
@@ -254,6 +257,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             live: Vec::new(),
             cf: ControlStack::default(),
             exit,
+            wave_start: None,
             helper_sig,
             shapes: &analyses.shapes,
             waves: &analyses.waves,
@@ -291,6 +295,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         call_conv: CallConv,
     ) -> Translator<'a, 'f> {
         let mut t = Translator::bare(b, kernel, env, analyses, flags, call_conv, 0);
+        // The workgroup's waves run one after another in one call: the body is a loop over
+        // their contexts (`WaveCtx::next_wave`), each trip a wave from its initial state. A
+        // call per wave cost its prologue, epilogue and the engine's loop each time.
+        let wave_start = t.b.create_block();
+        t.b.append_block_param(wave_start, I64);
+        t.b.ins().jump(wave_start, &[t.ctx.into()]);
+        t.b.switch_to_block(wave_start);
+        t.ctx = t.b.block_params(wave_start)[0];
+        t.wave_start = Some(wave_start);
         t.init_state();
         t
     }
@@ -684,7 +697,24 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.leave_done(0);
         self.b.switch_to_block(self.exit);
         let s = if self.flags.fuel { self.settle_at_exit() } else { self.b.block_params(self.exit)[0] };
-        self.b.ins().return_(&[s]);
+        match self.wave_start {
+            Some(wave_start) => {
+                // A wave that ended well hands over to the next one, if any.
+                let next_wave = self.b.create_block();
+                let out = self.b.create_block();
+                self.b.append_block_param(out, I32);
+                self.b.ins().brif(s, out, &[s.into()], next_wave, &[]);
+                self.continue_in(next_wave);
+                let next = self.b.ins().load(I64, ctx_flags(), self.ctx, self.env.next_wave_offset());
+                self.b.ins().brif(next, wave_start, &[next.into()], out, &[s.into()]);
+                self.continue_in(out);
+                let s = self.b.block_params(out)[0];
+                self.b.ins().return_(&[s]);
+            }
+            None => {
+                self.b.ins().return_(&[s]);
+            }
+        }
         self.b.seal_all_blocks();
         self.b.finalize(config);
     }
