@@ -25,7 +25,7 @@ use wave_isa::{Instruction, Op, Stmt, StmtKind};
 impl Translator<'_, '_> {
     pub fn float_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
         if super::rules::lowering(inst.op) == super::rules::Lowering::VectorOrHelper {
-            return self.exp2(inst, pc);
+            return self.transcendental(inst, pc);
         }
         if !super::rules::is_native(inst.op) {
             return self.lane_helper(inst, pc);

@@ -21,7 +21,7 @@ pub enum Lowering {
     /// in chunk-major loops, which admit only native ops) the lane helper.
     NativeWhenUniformAmount,
     /// Vector code where every running lane's input lies in the range it covers, else the
-    /// lane helper for the wave (`fexp2`, see [`super::transcendental`]). Not native: in
+    /// lane helper for the wave (`fexp2`, `flog2`: see [`super::transcendental`]). Not native: in
     /// chunk-major loops it would need the helper.
     VectorOrHelper,
     /// A whole-wave helper: the lane helper (`semantics::alu`) for lane ops, or the memory,
@@ -43,7 +43,7 @@ pub fn lowering(op: Op) -> Lowering {
         Fadd | Fsub | Fmul | Fma | Fdiv | Fneg | Fabs | Fsqrt | Frsqrt | Frcp | Ffloor | Fceil | Ftrunc
         | Ffract | Fmin | Fmax | Fclamp => Lowering::Native,
         Shl | Shr | Sar => Lowering::NativeWhenUniformAmount,
-        Fexp2 => Lowering::VectorOrHelper,
+        Fexp2 | Flog2 => Lowering::VectorOrHelper,
         _ => match op.class() {
             // Loads are vector code; stores and atomics run lane by lane in order (helpers).
             Class::LocalLoad | Class::DeviceLoad => Lowering::Native,

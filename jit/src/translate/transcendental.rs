@@ -1,24 +1,30 @@
-//! `fexp2` in vector code, bit for bit the runtime's `semantics::fexp2`, which is
-//! `libm::exp2f` (FreeBSD's `s_exp2f.c`): x = k + i/16 + z, 2^x = 2^k · 2^(i/16) · p(z), with
-//! the table ([`crate::abi::EXP2_TABLE`], read from the context) and the degree-4 polynomial
-//! in f64. Every step is the same IEEE operation in the same order (Cranelift never fuses a
-//! multiply and an add, nor does Rust), so every rounding is the same.
+//! `fexp2` and `flog2` in vector code, bit for bit the runtime's `semantics::fexp2` and
+//! `flog2`, which are `libm::exp2f` and `libm::log2f` (FreeBSD's `s_exp2f.c` and
+//! `e_log2f.c`). Every step is the same IEEE operation in the same order as there (Cranelift
+//! never fuses a multiply and an add, nor does Rust), so every rounding is the same.
 //!
-//! The vector code covers libm's common path (2^-25 < |x| <= 126) and its `1 + x` for
-//! |x| <= 2^-25. A wave with a running lane beyond (|x| > 126, infinities, NaN: libm's special
-//! cases) runs the lane helper instead, on a cold path. `jit/tests/vector_exp2.rs` compares
-//! the two on millions of inputs spread over every exponent.
+//! - `exp2f`: x = k + i/16 + z, 2^x = 2^k · 2^(i/16) · p(z), with the table
+//!   ([`crate::abi::EXP2_TABLE`], read from the context) and the degree-4 polynomial in f64.
+//!   The vector code covers the common path (2^-25 < |x| <= 126) and `1 + x` for
+//!   |x| <= 2^-25.
+//! - `log2f`: x = 2^k · m with m in [sqrt(2)/2, sqrt(2)), and a polynomial in
+//!   s = (m - 1)/(m + 1), in f32. The vector code covers positive normal x.
 //!
-//! Softmax, the GELU and attention kernels spend most of their time here: with one helper call
-//! per wave and one libm call per lane, the bundled softmax spent about 40 % of its time in
-//! `fexp2`.
+//! A wave with a running lane outside what the vector code covers (libm's special cases:
+//! infinities, NaN, and for `exp2f` |x| > 126, for `log2f` zero, subnormals and negative
+//! numbers) runs the lane helper instead, on a cold path. `jit/tests/vector_transcendentals.rs`
+//! compares the two on millions of inputs spread over every exponent of both signs.
+//!
+//! Softmax, log-softmax, GELU and attention kernels spend much of their time here: with one
+//! helper call per wave and one libm call per lane, the bundled softmax spent about 40 % of
+//! its time in `fexp2`.
 
 use super::{ctx_flags, lane_order, Translator};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I64, I8X16};
 use cranelift_codegen::ir::{ConstantData, InstBuilder, Value};
-use wave_isa::Instruction;
+use wave_isa::{Instruction, Op};
 
 /// |x| as bits above which libm takes its special cases (|x| > 126, infinities, NaN).
 const SPECIAL_ABOVE: u32 = 0x42fc_0000;
@@ -30,19 +36,42 @@ const REDUX_BITS: u32 = 0x4940_0000;
 /// The polynomial's coefficients, f32 constants that libm widens to f64.
 const POLY: [u32; 4] = [0x3f31_7218, 0x3e75_fdf0, 0x3d63_59a4, 0x3c1d_964e];
 
+/// `log2f` covers positive normal x: its bits minus this are below [`LOG2_NORMAL_SPAN`]
+/// (unsigned) exactly then.
+const LOG2_NORMAL_LOW: u32 = 0x0080_0000;
+const LOG2_NORMAL_SPAN: u32 = 0x7f80_0000 - 0x0080_0000;
+/// sqrt(2)/2 as f32 bits: the reduction puts the mantissa in [sqrt(2)/2, sqrt(2)).
+const LOG2_SQRT_HALF: u32 = 0x3f35_04f3;
+/// `log2f`'s constants as f32 bits: the polynomial Lg1..Lg4, then 1/ln 2 split into a high
+/// part (its low bits zero) and the rest.
+const LOG2_CONSTANTS: [u32; 6] =
+    [0x3f2a_aaaa, 0x3ecc_ce13, 0x3e91_e9ee, 0x3e78_9e26, 0x3fb8_b000, 0xb938_9ad4];
+
+/// The transcendental ops with vector code: which lanes the code does not cover, and the code.
+#[derive(Clone, Copy)]
+enum Transcendental {
+    Exp2,
+    Log2,
+}
+
 impl Translator<'_, '_> {
-    /// `fexp2 rd, rs1`: vector code where every running lane's input is in its range, else
-    /// the lane helper.
-    pub fn exp2(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+    /// `fexp2`/`flog2 rd, rs1`: vector code where every running lane's input is in the range
+    /// it covers, else the lane helper.
+    pub fn transcendental(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        let op = match inst.op {
+            Op::Fexp2 => Transcendental::Exp2,
+            Op::Flog2 => Transcendental::Log2,
+            _ => return Err(super::rules::no_lowering(inst.op)),
+        };
         let mask = self.op_mask(inst.guard);
         let x = self.reg(inst.rs1 as u32);
-        let magnitude = self.vconst4([0x7fff_ffff; 4]);
-        let special_above = self.vconst4([SPECIAL_ABOVE; 4]);
         let special: Vec<Value> = (0..self.n)
             .map(|k| {
-                let ix = self.b.ins().band(x[k], magnitude);
-                let beyond = self.b.ins().icmp(IntCC::SignedGreaterThan, ix, special_above);
-                self.b.ins().band(beyond, mask[k])
+                let uncovered = match op {
+                    Transcendental::Exp2 => self.exp2_uncovered(x[k]),
+                    Transcendental::Log2 => self.log2_uncovered(x[k]),
+                };
+                self.b.ins().band(uncovered, mask[k])
             })
             .collect();
         let any_special = self.any(&special);
@@ -55,11 +84,25 @@ impl Translator<'_, '_> {
         self.lane_helper(inst, pc)?;
         self.b.ins().jump(join, &[]);
         self.continue_in(vector);
-        let result: Vec<Value> = x.iter().map(|&v| self.exp2_vector(v)).collect();
+        let result: Vec<Value> = x
+            .iter()
+            .map(|&v| match op {
+                Transcendental::Exp2 => self.exp2_vector(v),
+                Transcendental::Log2 => self.log2_vector(v),
+            })
+            .collect();
         self.set_reg(inst.rd as u32, &result, &mask);
         self.b.ins().jump(join, &[]);
         self.continue_in(join);
         Ok(())
+    }
+
+    /// Lanes of `exp2f`'s special cases: |x| > 126, infinities, NaN.
+    fn exp2_uncovered(&mut self, xi: Value) -> Value {
+        let magnitude = self.vconst4([0x7fff_ffff; 4]);
+        let special_above = self.vconst4([SPECIAL_ABOVE; 4]);
+        let ix = self.b.ins().band(xi, magnitude);
+        self.b.ins().icmp(IntCC::SignedGreaterThan, ix, special_above)
     }
 
     /// `exp2f` of four lanes (I32X4 bits in and out) on libm's common path, and `1 + x` where
@@ -152,6 +195,81 @@ impl Translator<'_, '_> {
         let high = self.b.ins().bitcast(I8X16, lane_order(), high);
         let both = self.b.ins().shuffle(low, high, order);
         self.as_i32(both)
+    }
+
+    /// Lanes `log2f` does not reach its common path for: zero, subnormals, negative numbers,
+    /// infinities and NaN (x outside [2^-126, 2^128)).
+    fn log2_uncovered(&mut self, xi: Value) -> Value {
+        let low = self.vconst4([LOG2_NORMAL_LOW; 4]);
+        let span = self.vconst4([LOG2_NORMAL_SPAN; 4]);
+        let from_low = self.b.ins().isub(xi, low);
+        self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, from_low, span)
+    }
+
+    /// `log2f` of four lanes (I32X4 bits in and out) for positive normal x: x = 2^k · m with
+    /// m in [sqrt(2)/2, sqrt(2)), f = m - 1, s = f / (2 + f), the polynomial in s² and the
+    /// split of f into a high part (its low 12 bits cleared) and the rest, in f32 as libm;
+    /// exactly 0 for x = 1. Other lanes get unspecified bits.
+    fn log2_vector(&mut self, xi: Value) -> Value {
+        let [lg1, lg2, lg3, lg4, ivln2hi, ivln2lo] =
+            LOG2_CONSTANTS.map(|c| self.f32_splat(f32::from_bits(c)));
+        // Offset so that the exponent field gives k and the mantissa, put back under the
+        // exponent of sqrt(2)/2, gives m in [sqrt(2)/2, sqrt(2)).
+        let offset = self.vconst4([0x3f80_0000 - LOG2_SQRT_HALF; 4]);
+        let ix = self.b.ins().iadd(xi, offset);
+        let exponent = self.b.ins().ushr_imm_s(ix, 23);
+        let bias = self.vconst4([0x7f; 4]);
+        let k = self.b.ins().isub(exponent, bias);
+        let mantissa_mask = self.vconst4([0x007f_ffff; 4]);
+        let mantissa = self.b.ins().band(ix, mantissa_mask);
+        let sqrt_half = self.vconst4([LOG2_SQRT_HALF; 4]);
+        let m = self.b.ins().iadd(mantissa, sqrt_half);
+        let m = self.as_f32(m);
+        let one = self.f32_splat(1.0);
+        let two = self.f32_splat(2.0);
+        let half = self.f32_splat(0.5);
+        let f = self.b.ins().fsub(m, one);
+        let two_f = self.b.ins().fadd(two, f);
+        let s = self.b.ins().fdiv(f, two_f);
+        let z = self.b.ins().fmul(s, s);
+        let w = self.b.ins().fmul(z, z);
+        // t1 = w·(lg2 + w·lg4), t2 = z·(lg1 + w·lg3), r = t2 + t1.
+        let w_lg4 = self.b.ins().fmul(w, lg4);
+        let t1 = self.b.ins().fadd(lg2, w_lg4);
+        let t1 = self.b.ins().fmul(w, t1);
+        let w_lg3 = self.b.ins().fmul(w, lg3);
+        let t2 = self.b.ins().fadd(lg1, w_lg3);
+        let t2 = self.b.ins().fmul(z, t2);
+        let r = self.b.ins().fadd(t2, t1);
+        // hfsq = 0.5·f·f; hi = f - hfsq with its low 12 bits cleared.
+        let half_f = self.b.ins().fmul(half, f);
+        let hfsq = self.b.ins().fmul(half_f, f);
+        let hi = self.b.ins().fsub(f, hfsq);
+        let hi = self.as_i32(hi);
+        let high_bits = self.vconst4([0xffff_f000; 4]);
+        let hi = self.b.ins().band(hi, high_bits);
+        let hi = self.as_f32(hi);
+        // lo = f - hi - hfsq + s·(hfsq + r).
+        let lo = self.b.ins().fsub(f, hi);
+        let lo = self.b.ins().fsub(lo, hfsq);
+        let hfsq_r = self.b.ins().fadd(hfsq, r);
+        let s_part = self.b.ins().fmul(s, hfsq_r);
+        let lo = self.b.ins().fadd(lo, s_part);
+        // (lo + hi)·ivln2lo + lo·ivln2hi + hi·ivln2hi + k, left to right.
+        let lo_hi = self.b.ins().fadd(lo, hi);
+        let sum = self.b.ins().fmul(lo_hi, ivln2lo);
+        let lo_part = self.b.ins().fmul(lo, ivln2hi);
+        let sum = self.b.ins().fadd(sum, lo_part);
+        let hi_part = self.b.ins().fmul(hi, ivln2hi);
+        let sum = self.b.ins().fadd(sum, hi_part);
+        let kf = self.b.ins().fcvt_from_sint(F32X4, k);
+        let sum = self.b.ins().fadd(sum, kf);
+        let result = self.as_i32(sum);
+        // log2f(1) is +0 (libm returns it before the polynomial).
+        let one_bits = self.vconst4([0x3f80_0000; 4]);
+        let is_one = self.b.ins().icmp(IntCC::Equal, xi, one_bits);
+        let zero = self.vconst4([0; 4]);
+        self.b.ins().bitselect(is_one, zero, result)
     }
 
     fn f32_splat(&mut self, x: f32) -> Value {

@@ -1,33 +1,39 @@
-//! `fexp2` in vector code (`translate::transcendental`) against the runtime's definition
-//! (`semantics::fexp2`, `libm::exp2f`) bit for bit: inputs spread over every exponent of both
-//! signs, the edges of the vector code's range, and waves whose running lanes are all inside
-//! it (vector code) or not (the lane helper). Masks: a guard that turns off the lanes holding
-//! inputs the vector code does not cover (they keep their old values), a partial last wave,
-//! and a wave with no running lane.
+//! `fexp2` and `flog2` in vector code (`translate::transcendental`) against the runtime's
+//! definitions (`semantics::fexp2`/`flog2`: `libm::exp2f`/`log2f`) bit for bit: inputs spread
+//! over every exponent of both signs, the edges of the vector code's ranges, and waves whose
+//! running lanes are all inside them (vector code) or not (the lane helper). Masks: a guard
+//! that turns off the lanes holding inputs the vector code does not cover (they keep their old
+//! values), a partial last wave, and a wave with no running lane.
 
 mod common;
 
 use common::WIDTHS;
 use wave_isa::ValidKernel;
 use wave_jit_codegen::JitEngine;
-use wave_runtime::semantics::fexp2;
+use wave_runtime::semantics::{fexp2, flog2};
 use wave_runtime::{Device, Dispatch, Engine, Interpreter};
 
-/// Thread g: `y[g] = fexp2(x[g])` where `g < n` (and, with `guard`, where `g % 3 != 0`);
-/// lanes that skip it store `g`. Registers: r1 = x, r2 = y (byte offsets), r4 = n.
-fn kernel(guard: bool) -> ValidKernel {
+/// An op's definition on f32 bits.
+type Definition = fn(u32) -> u32;
+
+/// The ops, with their definitions.
+const OPS: [(&str, Definition); 2] = [("fexp2", fexp2), ("flog2", flog2)];
+
+/// Thread g: `y[g] = op(x[g])` where `g < n` (and, with `guard`, where `g % 3 != 0`); lanes
+/// that skip it store `g`. Registers: r1 = x, r2 = y (byte offsets), r4 = n.
+fn kernel(op: &str, guard: bool) -> ValidKernel {
     let (set_guard, op) = if guard {
         (
             "mov_imm r17, 3\n    imod r18, r8, r17\n    mov_imm r17, 0\n    icmp_ne p1, r18, r17",
-            "@p1 fexp2 r16, r9",
+            format!("@p1 {op} r16, r9"),
         )
     } else {
-        ("", "fexp2 r16, r9")
+        ("", format!("{op} r16, r9"))
     };
     common::assembled(
         &format!(
             "
-.kernel exp2
+.kernel transcendental
     mov_sr r5, sr_workgroup_id_x
     mov_sr r6, sr_workgroup_size_x
     mov_sr r7, sr_thread_id_x
@@ -47,7 +53,7 @@ fn kernel(guard: bool) -> ValidKernel {
 .end
 "
         ),
-        "exp2.wave",
+        "transcendental.wave",
     )
 }
 
@@ -94,8 +100,21 @@ fn sweep(per_exponent: u32) -> Vec<u32> {
             }
         }
     }
-    // |x| = 126 and 2^-25 and their neighbours, ±128, ±150 and beyond, 0, ±1/32 steps.
-    for edge in [0x42fc_0000u32, 0x3300_0000, 0x4300_0000, 0x4316_0000, 0, 0x3d00_0000] {
+    // exp2f: |x| = 126 and 2^-25 and their neighbours, ±128, ±150 and beyond, 0, ±1/32 steps;
+    // log2f: the smallest normal, the largest finite, 1, sqrt(2)/2 and sqrt(2).
+    for edge in [
+        0x42fc_0000u32,
+        0x3300_0000,
+        0x4300_0000,
+        0x4316_0000,
+        0,
+        0x3d00_0000,
+        0x0080_0000,
+        0x7f7f_ffff,
+        0x3f80_0000,
+        0x3f35_04f3,
+        0x3fb5_04f3,
+    ] {
         for d in [-2i32, -1, 0, 1, 2] {
             let e = edge.wrapping_add(d as u32);
             v.extend([e, e | 0x8000_0000]);
@@ -109,22 +128,35 @@ fn sweep(per_exponent: u32) -> Vec<u32> {
 }
 
 #[test]
-fn vector_exp2_is_libm_exp2f_bit_for_bit() {
-    let k = kernel(false);
+fn vector_code_is_libm_bit_for_bit() {
     let engine = JitEngine::strict();
     let inputs = sweep(4096);
-    let want: Vec<u32> = inputs.iter().map(|&x| fexp2(x)).collect();
-    for w in [4, 32, 64] {
-        let got = run(&engine, &k, &inputs, w, 2, false);
-        if let Some(i) = (0..inputs.len()).find(|&i| got[i] != want[i]) {
-            panic!("W={w}: fexp2({:#010x}) = {:#010x}, libm {:#010x}", inputs[i], got[i], want[i]);
+    for (op, definition) in OPS {
+        let k = kernel(op, false);
+        let want: Vec<u32> = inputs.iter().map(|&x| definition(x)).collect();
+        for w in [4, 32, 64] {
+            let got = run(&engine, &k, &inputs, w, 2, false);
+            if let Some(i) = (0..inputs.len()).find(|&i| got[i] != want[i]) {
+                panic!("W={w}: {op}({:#010x}) = {:#010x}, libm {:#010x}", inputs[i], got[i], want[i]);
+            }
         }
     }
 }
 
 #[test]
 fn masked_and_partial_waves_match_the_interpreter() {
-    let uncovered = [0x7fc0_0000u32, 0x7f80_0000, 0xff80_0000, 0x4348_0000, 0xc348_0000, 0x7fa0_0001];
+    // NaNs, infinities, ±200 (beyond exp2f's range), 0, -1 and a subnormal (not log2f's).
+    let uncovered = [
+        0x7fc0_0000u32,
+        0x7f80_0000,
+        0xff80_0000,
+        0x4348_0000,
+        0xc348_0000,
+        0x7fa0_0001,
+        0,
+        0xbf80_0000,
+        0x0000_0100,
+    ];
     // Every third lane holds an input the vector code does not cover; the rest are in range.
     let inputs: Vec<u32> = (0..1000u32)
         .map(|g| {
@@ -135,8 +167,8 @@ fn masked_and_partial_waves_match_the_interpreter() {
             }
         })
         .collect();
-    for guard in [true, false] {
-        let k = kernel(guard);
+    for (op, guard) in OPS.iter().flat_map(|&(op, _)| [(op, true), (op, false)]) {
+        let k = kernel(op, guard);
         for w in WIDTHS {
             for threads in [1, 2] {
                 // A partial last wave (1000 is no multiple of 2W) and a workgroup past the end.
@@ -144,7 +176,7 @@ fn masked_and_partial_waves_match_the_interpreter() {
                 let got = run(&JitEngine::strict(), &k, &inputs, w, threads, true);
                 if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
                     panic!(
-                        "guard {guard} W={w} threads {threads}: y[{i}] = {:#010x}, interpreter {:#010x}",
+                        "{op} guard {guard} W={w} threads {threads}: y[{i}] = {:#010x}, interpreter {:#010x}",
                         got[i], want[i]
                     );
                 }
