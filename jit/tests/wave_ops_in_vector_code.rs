@@ -4,6 +4,9 @@
 //!   it): masks 0..2W (those from W up name no lane and give 0), a mask halved in a loop (the
 //!   butterfly of reductions), and a divergent `if` whose running lanes agree on a mask that
 //!   lane 0, not running, does not hold: vector code there would read lane 0's mask;
+//! - `wave_shuffle_up`/`_down`/`wave_shuffle` with one delta or lane for the whole wave and
+//!   `wave_broadcast` (vector code where every lane runs them): 0..2W and beyond, a
+//!   `shuffle_down` reduction loop, and the same divergent `if`;
 //! - the reductions and the prefix sum with every lane active, with a guard, inside a
 //!   divergent `if`, and with no lane active (nothing is written).
 
@@ -124,4 +127,46 @@ fn reductions_and_prefix_sums_under_every_mask() {
             check_everywhere(&body);
         }
     }
+}
+
+#[test]
+fn shifts_and_broadcasts_with_one_selector() {
+    for op in ["wave_shuffle_up", "wave_shuffle_down", "wave_shuffle", "wave_broadcast"] {
+        for d in [0u32, 1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 32, 33, 63, 64, 65, 127, 0xffff_ffff] {
+            // The helper call of `dma` leaves its operands in the scratch slots the vector
+            // code frames its copy with: that frame must read as zeros all the same.
+            check_everywhere(&format!("mov_imm r10, {d}\n    dma r20, r8, r8, r8\n    {op} r16, r9, r10"));
+        }
+        // Lanes from 1 on pick 1; lane 0, not running, holds 99.
+        check_everywhere(&format!(
+            "mov_imm r10, 99
+    mov_sr r11, sr_lane_id
+    mov_imm r17, 0
+    icmp_ne p3, r11, r17
+    if p3
+        mov_imm r10, 1
+        {op} r16, r9, r10
+    endif"
+        ));
+    }
+    // wave_broadcast reads the first active lane's selector even where the lanes differ.
+    check_everywhere("mov_sr r10, sr_lane_id\n    wave_broadcast r16, r9, r10");
+}
+
+#[test]
+fn a_shuffle_down_reduction() {
+    check_everywhere(
+        "mov_sr r10, sr_wave_width
+    mov_imm r11, 1
+    mov_imm r17, 0
+    shr r10, r10, r11
+    loop
+        icmp_eq p2, r10, r17
+        break p2
+        wave_shuffle_down r18, r9, r10
+        iadd r9, r9, r18
+        shr r10, r10, r11
+    endloop
+    mov r16, r9",
+    );
 }

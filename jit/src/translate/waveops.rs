@@ -1,27 +1,44 @@
 //! Cross-lane wave ops and MMA: whole-wave helpers that see every lane's value and the
 //! active mask; results are blended into the active lanes. In vector code instead: the
-//! reductions and the prefix sum (inactive lanes hold the operation's identity), and
-//! `wave_shuffle_xor` with the same mask in every lane, where every lane runs it (the
-//! butterfly of reductions and softmax).
+//! reductions and the prefix sum (inactive lanes hold the operation's identity); and, where
+//! every lane runs them, the shuffles whose rs2 is the same in every lane (`_xor`, `_up`,
+//! `_down`: the butterflies and shifts of reductions, scans and softmax; `wave_shuffle` of
+//! one lane) and `wave_broadcast`.
 
 use super::{ctx_flags, Translator};
 use crate::abi::{helper_op, Helper, OUT_SLOT};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32X4, I64, I8, I8X16};
+use cranelift_codegen::ir::types::{I32, I32X4, I64, I8, I8X16};
 use cranelift_codegen::ir::{ConstantData, InstBuilder, Value};
 use wave_isa::opcodes::Slot;
 use wave_isa::{Instruction, Op};
 
 impl Translator<'_, '_> {
     pub fn wave_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
-        if inst.op == Op::WaveShuffleXor
-            && self.full
-            && self.bailout.is_none()
-            && self.wave_operand_stride(inst, pc, Slot::Rs2) == Some(0)
-        {
-            self.uniform_shuffle_xor(inst);
-            return Ok(());
+        // Every lane runs it and (but for `wave_broadcast`, which reads the first active
+        // lane's, lane 0's here) rs2 is the same in all of them: vector code.
+        let uniform_selector = || self.wave_operand_stride(inst, pc, Slot::Rs2) == Some(0);
+        if self.full && self.bailout.is_none() {
+            match inst.op {
+                Op::WaveShuffleXor if uniform_selector() => {
+                    self.uniform_shuffle_xor(inst);
+                    return Ok(());
+                }
+                Op::WaveShuffleUp | Op::WaveShuffleDown if uniform_selector() => {
+                    self.uniform_shuffle_shift(inst);
+                    return Ok(());
+                }
+                Op::WaveBroadcast => {
+                    self.broadcast_lane(inst);
+                    return Ok(());
+                }
+                Op::WaveShuffle if uniform_selector() => {
+                    self.broadcast_lane(inst);
+                    return Ok(());
+                }
+                _ => {}
+            }
         }
         let mask = self.op_mask(inst.guard);
         if let Some(reduction) = Reduction::of(inst.op) {
@@ -91,6 +108,67 @@ impl Translator<'_, '_> {
                 self.b.ins().select(in_range, v, zero)
             })
             .collect();
+        let mask = self.op_mask(inst.guard);
+        self.set_reg(inst.rd as u32, &out, &mask);
+    }
+}
+
+impl Translator<'_, '_> {
+    /// Scratch slot 1 holds rs1's vectors for the shuffles below, with zeros in the W lanes'
+    /// worth of bytes before (the end of slot 0) and after them: a source lane outside the
+    /// wave reads 0 there.
+    fn spill_between_zeros(&mut self, src: &[Value]) -> i32 {
+        let data = self.env.scratch_offset(1);
+        let zero = self.vconst4([0; 4]);
+        let wave_bytes = 16 * self.n as i32;
+        for k in 0..self.n as i32 {
+            self.b.ins().store(ctx_flags(), zero, self.ctx, data - wave_bytes + 16 * k);
+            self.b.ins().store(ctx_flags(), zero, self.ctx, data + wave_bytes + 16 * k);
+        }
+        self.spill(1, src);
+        data
+    }
+
+    /// `wave_shuffle_down`/`_up rd, rs1, rs2` with the same delta `d` in every lane: lane `l`
+    /// gets lane `l + d` (`l - d`), 0 past the wave. One unaligned load per vector, `4·d`
+    /// bytes after (before) it in the zero-framed copy; `d` beyond W reads zeros only.
+    fn uniform_shuffle_shift(&mut self, inst: &Instruction) {
+        let src = self.reg(inst.rs1 as u32);
+        let selector = self.reg(inst.rs2 as u32);
+        let d = self.lane0(selector[0]);
+        let data = self.spill_between_zeros(&src);
+        let width = self.b.ins().iconst(I32, i64::from(self.flags.width));
+        let d = self.b.ins().umin(d, width);
+        let d = self.b.ins().uextend(I64, d);
+        let bytes = self.b.ins().ishl_imm_s(d, 2);
+        let at = if inst.op == Op::WaveShuffleDown {
+            self.b.ins().iadd(self.ctx, bytes)
+        } else {
+            self.b.ins().isub(self.ctx, bytes)
+        };
+        let out: Vec<Value> =
+            (0..self.n).map(|k| self.b.ins().load(I32X4, ctx_flags(), at, data + 16 * k as i32)).collect();
+        let mask = self.op_mask(inst.guard);
+        self.set_reg(inst.rd as u32, &out, &mask);
+    }
+
+    /// `wave_broadcast rd, rs1, rs2` (rs2 of the first active lane, lane 0 here) and
+    /// `wave_shuffle` with the same rs2 `k` in every lane: every lane gets lane `k`'s rs1, or
+    /// 0 when `k` is no lane.
+    fn broadcast_lane(&mut self, inst: &Instruction) {
+        let src = self.reg(inst.rs1 as u32);
+        let selector = self.reg(inst.rs2 as u32);
+        let k = self.lane0(selector[0]);
+        let data = self.spill_between_zeros(&src);
+        let width = self.b.ins().iconst(I32, i64::from(self.flags.width));
+        let k = self.b.ins().umin(k, width);
+        let k = self.b.ins().uextend(I64, k);
+        let bytes = self.b.ins().ishl_imm_s(k, 2);
+        let at = self.b.ins().iadd(self.ctx, bytes);
+        let value = self.b.ins().load(I32, ctx_flags(), at, data);
+        let v = self.b.ins().splat(I32X4, value);
+        self.note_lane0(v, value);
+        let out = vec![v; self.n];
         let mask = self.op_mask(inst.guard);
         self.set_reg(inst.rd as u32, &out, &mask);
     }
