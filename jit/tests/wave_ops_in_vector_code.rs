@@ -6,7 +6,7 @@
 //!   lane 0, not running, does not hold: vector code there would read lane 0's mask;
 //! - `wave_shuffle_up`/`_down`/`wave_shuffle` with one delta or lane for the whole wave and
 //!   `wave_broadcast` (vector code where every lane runs them): 0..2W and beyond, a
-//!   `shuffle_down` reduction loop, and the same divergent `if`;
+//!   `shuffle_down` reduction loop (with the xor butterfly's), and the same divergent `if`;
 //! - the reductions and the prefix sum with every lane active, with a guard, inside a
 //!   divergent `if`, and with no lane active (nothing is written).
 
@@ -76,37 +76,47 @@ fn constant_masks_in_and_out_of_range() {
 }
 
 #[test]
-fn a_mask_halved_in_a_loop() {
-    check_everywhere(
-        "mov_sr r10, sr_wave_width
+fn a_selector_halved_in_a_loop() {
+    // The butterfly (xor) and the shift (down) of wave reductions.
+    for op in ["wave_shuffle_xor", "wave_shuffle_down"] {
+        check_everywhere(&format!(
+            "mov_sr r10, sr_wave_width
     mov_imm r11, 1
     mov_imm r17, 0
     shr r10, r10, r11
     loop
         icmp_eq p2, r10, r17
         break p2
-        wave_shuffle_xor r18, r9, r10
+        {op} r18, r9, r10
         iadd r9, r9, r18
         shr r10, r10, r11
     endloop
-    mov r16, r9",
-    );
+    mov r16, r9"
+        ));
+    }
 }
 
-#[test]
-fn a_divergent_if_falls_back_to_the_helper() {
-    // Lanes from 1 on set the mask to 1 and shuffle; lane 0 keeps 99 (no lane): the running
-    // lanes agree, but lane 0 does not hold their mask.
-    check_everywhere(
+/// A divergent `if`: lanes from 1 on set the selector to 1 and run `op`; lane 0, not running,
+/// keeps 99 (no lane). The running lanes agree, but lane 0 does not hold their selector:
+/// vector code that took it from lane 0 would go wrong (the helper runs instead).
+fn lane0_holds_another_selector(op: &str) -> String {
+    format!(
         "mov_imm r10, 99
     mov_sr r11, sr_lane_id
     mov_imm r17, 0
     icmp_ne p3, r11, r17
     if p3
         mov_imm r10, 1
-        wave_shuffle_xor r16, r9, r10
-    endif",
-    );
+        {op} r16, r9, r10
+    endif"
+    )
+}
+
+#[test]
+fn a_divergent_if_falls_back_to_the_helper() {
+    for op in ["wave_shuffle_xor", "wave_shuffle_up", "wave_shuffle_down", "wave_shuffle", "wave_broadcast"] {
+        check_everywhere(&lane0_holds_another_selector(op));
+    }
 }
 
 #[test]
@@ -137,36 +147,7 @@ fn shifts_and_broadcasts_with_one_selector() {
             // code frames its copy with: that frame must read as zeros all the same.
             check_everywhere(&format!("mov_imm r10, {d}\n    dma r20, r8, r8, r8\n    {op} r16, r9, r10"));
         }
-        // Lanes from 1 on pick 1; lane 0, not running, holds 99.
-        check_everywhere(&format!(
-            "mov_imm r10, 99
-    mov_sr r11, sr_lane_id
-    mov_imm r17, 0
-    icmp_ne p3, r11, r17
-    if p3
-        mov_imm r10, 1
-        {op} r16, r9, r10
-    endif"
-        ));
     }
     // wave_broadcast reads the first active lane's selector even where the lanes differ.
     check_everywhere("mov_sr r10, sr_lane_id\n    wave_broadcast r16, r9, r10");
-}
-
-#[test]
-fn a_shuffle_down_reduction() {
-    check_everywhere(
-        "mov_sr r10, sr_wave_width
-    mov_imm r11, 1
-    mov_imm r17, 0
-    shr r10, r10, r11
-    loop
-        icmp_eq p2, r10, r17
-        break p2
-        wave_shuffle_down r18, r9, r10
-        iadd r9, r9, r18
-        shr r10, r10, r11
-    endloop
-    mov r16, r9",
-    );
 }

@@ -1,9 +1,12 @@
-//! Translation of one kernel's statement tree into one Cranelift function that runs a wave.
+//! Translation of one kernel's statement tree into one Cranelift function that runs a wave
+//! (the waves of a workgroup in turn: see [`Translator::new`]).
 //!
 //! Layout follows wasmtime's `translate/`: this module drives the statement walk and owns the
-//! wave state (registers, predicates, masks); [`control`] holds the control stack and the
-//! structured control flow; [`alu`], [`fp`], [`mem`] and [`waveops`] lower each op class; the
-//! runtime layout the code reads and the helpers' addresses come from a [`env::WaveEnv`]. The
+//! wave state (registers, predicates, masks) and the [`Region`] the statements run in;
+//! [`control`] holds the control stack and the structured control flow, speaking to the
+//! execution mask through the verbs of [`exec_mask`]; [`alu`], [`fp`], [`transcendental`],
+//! [`mem`] and [`waveops`] lower each op class; the runtime layout the code reads and the
+//! helpers' addresses come from a [`env::WaveEnv`]. The
 //! translator reaches the runtime only through [`crate::abi`] (context layout, scratch slots,
 //! the list of helpers), never through the helpers or the compiler themselves.
 //!

@@ -129,18 +129,24 @@ impl Translator<'_, '_> {
         data
     }
 
+    /// rs1 in the zero-framed copy ([`Self::spill_between_zeros`], at the returned offset), and
+    /// 4 × lane 0's rs2 as bytes, at most 4·W (which reads the frame's zeros).
+    fn spill_for_selector(&mut self, inst: &Instruction) -> (i32, Value) {
+        let src = self.reg(inst.rs1 as u32);
+        let selector = self.reg(inst.rs2 as u32);
+        let lanes = self.lane0(selector[0]);
+        let data = self.spill_between_zeros(&src);
+        let width = self.b.ins().iconst(I32, i64::from(self.flags.width));
+        let lanes = self.b.ins().umin(lanes, width);
+        let lanes = self.b.ins().uextend(I64, lanes);
+        (data, self.b.ins().ishl_imm_s(lanes, 2))
+    }
+
     /// `wave_shuffle_down`/`_up rd, rs1, rs2` with the same delta `d` in every lane: lane `l`
     /// gets lane `l + d` (`l - d`), 0 past the wave. One unaligned load per vector, `4·d`
     /// bytes after (before) it in the zero-framed copy; `d` beyond W reads zeros only.
     fn uniform_shuffle_shift(&mut self, inst: &Instruction) {
-        let src = self.reg(inst.rs1 as u32);
-        let selector = self.reg(inst.rs2 as u32);
-        let d = self.lane0(selector[0]);
-        let data = self.spill_between_zeros(&src);
-        let width = self.b.ins().iconst(I32, i64::from(self.flags.width));
-        let d = self.b.ins().umin(d, width);
-        let d = self.b.ins().uextend(I64, d);
-        let bytes = self.b.ins().ishl_imm_s(d, 2);
+        let (data, bytes) = self.spill_for_selector(inst);
         let at = if inst.op == Op::WaveShuffleDown {
             self.b.ins().iadd(self.ctx, bytes)
         } else {
@@ -156,14 +162,7 @@ impl Translator<'_, '_> {
     /// `wave_shuffle` with the same rs2 `k` in every lane: every lane gets lane `k`'s rs1, or
     /// 0 when `k` is no lane.
     fn broadcast_lane(&mut self, inst: &Instruction) {
-        let src = self.reg(inst.rs1 as u32);
-        let selector = self.reg(inst.rs2 as u32);
-        let k = self.lane0(selector[0]);
-        let data = self.spill_between_zeros(&src);
-        let width = self.b.ins().iconst(I32, i64::from(self.flags.width));
-        let k = self.b.ins().umin(k, width);
-        let k = self.b.ins().uextend(I64, k);
-        let bytes = self.b.ins().ishl_imm_s(k, 2);
+        let (data, bytes) = self.spill_for_selector(inst);
         let at = self.b.ins().iadd(self.ctx, bytes);
         let value = self.b.ins().load(I32, ctx_flags(), at, data);
         let v = self.b.ins().splat(I32X4, value);
