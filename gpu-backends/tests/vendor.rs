@@ -216,6 +216,12 @@ fn compile_target(
     reports
 }
 
+/// Why the device atomics of `atomics/device_*.wave` are not compared: 80 threads in two
+/// work-groups update one address and store the old values they get.
+const TWO_WORKGROUP_OLD_VALUES: &str =
+    "the old values returned across its two work-groups record the order they ran in; \
+     SYCL does not order work-groups (the interpreter runs them one after another)";
+
 /// Conformance programs the SYCL CPU run does not compare, each with the reason gpu-check prints.
 const SYCL_NOT_COMPARED: &[(&str, &str)] = &[
     (
@@ -240,11 +246,15 @@ const SYCL_NOT_COMPARED: &[(&str, &str)] = &[
          SYCL does not order work-groups (the OpenCL CPU device ran them in order in most runs, \
          not in all)",
     ),
-    (
-        "atomics/device_add.wave",
-        "the old values returned across its two work-groups record the order they ran in; SYCL \
-         does not order work-groups (the interpreter runs them one after another)",
-    ),
+    ("atomics/device_add.wave", TWO_WORKGROUP_OLD_VALUES),
+    // CI saw the OpenCL CPU device run device_or's second work-group first (2026-11-27): the
+    // other read-modify-write programs of the family record the order just the same.
+    ("atomics/device_sub.wave", TWO_WORKGROUP_OLD_VALUES),
+    ("atomics/device_and.wave", TWO_WORKGROUP_OLD_VALUES),
+    ("atomics/device_or.wave", TWO_WORKGROUP_OLD_VALUES),
+    ("atomics/device_xor.wave", TWO_WORKGROUP_OLD_VALUES),
+    ("atomics/device_min.wave", TWO_WORKGROUP_OLD_VALUES),
+    ("atomics/device_max.wave", TWO_WORKGROUP_OLD_VALUES),
     (
         "stress/atomics_many_workgroups.wave",
         "its tickets (old values of a device atomic_add from 64 work-groups) record the order \
