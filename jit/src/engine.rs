@@ -468,8 +468,9 @@ impl Worker {
             fibers.push(Some(Coroutine::with_stack(stack.stack, move |y: &Yielder<(), ()>, ()| {
                 // SAFETY: as above; the yielder outlives the call (it belongs to this fiber).
                 unsafe { (*host).yielder = y };
-                // SAFETY: as in `run_waves`; this fiber's stack has `entry.stack_needed()`
-                // bytes or more.
+                // SAFETY: as in `run_waves`, for this wave alone (`prepare` leaves its
+                // `next_wave` null where the kernel has barriers, so the call runs no other
+                // wave); this fiber's stack has `entry.stack_needed()` bytes or more.
                 unsafe { (entry.function)(ctx) }
             })));
         }
