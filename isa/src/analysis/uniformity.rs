@@ -775,6 +775,13 @@ impl Walker<'_> {
             *value = written;
             defined = Some(written);
         }
+        // At W = 64 `wave_ballot` also writes rd + 1 (the high 32 lanes, semantics B.15), which
+        // the opcode table does not name; below 64 it leaves it. This analysis does not know
+        // the width (the per-vector one runs with 4 lanes at every width), so rd + 1 varies.
+        let ballot_high = inst.rd as usize + 1;
+        if inst.op == Op::WaveBallot && ballot_high < PRED_BASE {
+            self.write(state, ballot_high, Value::Varying, 0);
+        }
         info.operands = operands;
         info.result = defined;
     }
