@@ -314,15 +314,16 @@ pub(crate) fn translate_entry(
     let mut func = cranelift_codegen::ir::Function::new();
     func.signature = entry_signature(call_conv);
     let mut fctx = FunctionBuilderContext::new();
-    let mut loop_fns = {
+    let (mut loop_fns, homes) = {
         let fb = FunctionBuilder::new(&mut func, &mut fctx);
         let mut t = Translator::new(fb, kernel, &RUNTIME_ENV, analyses, flags, call_conv);
         t.translate()?;
         let fns = std::mem::take(&mut t.loop_fns);
+        let homes = std::mem::take(&mut t.chunk_homes);
         t.finish(isa.frontend_config());
-        fns
+        (fns, homes)
     };
-    prune_loop_state(&mut func, &mut loop_fns);
+    prune_loop_state(&mut func, &mut loop_fns, &homes);
     Ok((func, loop_fns))
 }
 
@@ -477,7 +478,7 @@ impl LazyLoops {
         func.signature = loop_fn_signature(call_conv);
         let mut fctx = FunctionBuilderContext::new();
         let (kernel, flags) = (&self.kernel, self.flags);
-        let mut more = {
+        let (mut more, homes) = {
             let fb = FunctionBuilder::new(&mut func, &mut fctx);
             let t = Translator::for_loop(
                 fb,
@@ -491,7 +492,7 @@ impl LazyLoops {
             );
             t.translate_loop_fn(f, isa.frontend_config()).map_err(|e| e.to_string())?
         };
-        prune_loop_state(&mut func, &mut more);
+        prune_loop_state(&mut func, &mut more, &homes);
         let dump = dump_stem(kernel, flags, &format!("_loop{}", f.index));
         let (defined, module) = define_alone(func, false, dump.as_deref()).map_err(|e| e.to_string())?;
         // SAFETY: declared with `loop_fn_signature`: three i64 (pointers) in, an i32 status

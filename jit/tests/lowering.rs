@@ -118,3 +118,18 @@ fn bias_add() {
     let k = kernel(include_str!("../../benches/kernels/bias_add.wave"), "bias_add.wave");
     pin("bias_add", &k, &[(32, true)]);
 }
+
+/// The GPU-style GEMM: its inner loop is too large to unroll once per chunk, so one copy runs
+/// in a run-time loop over the chunks: its 64 FMAs appear once at any W (unrolled, they were
+/// 64 per chunk: 512 at W = 32, 1024 at W = 64).
+#[test]
+fn gpu_gemm_chunks_at_run_time() {
+    let k = kernel(include_str!("../../benches/kernels/gemm_gpu.wave"), "gemm_gpu.wave");
+    pin("gemm_gpu", &k, &[(32, true)]);
+    let float_ops = |w| {
+        let summary = lowering_summary(&k, flags(&k, w, true)).unwrap();
+        let count = summary.lines().find_map(|l| l.strip_prefix("hot  native f32x4 arithmetic: "));
+        count.map(|n| n.parse::<u64>().unwrap()).expect("a native float op count")
+    };
+    assert_eq!((float_ops(32), float_ops(64)), (64, 64));
+}

@@ -213,10 +213,12 @@ impl Translator<'_, '_> {
             Some(sr @ (SpecialReg::ThreadIdX | SpecialReg::ThreadIdY | SpecialReg::ThreadIdZ)) => {
                 let dim = sr as usize - SpecialReg::ThreadIdX as usize;
                 let base = self.env.thread_id_offset(dim);
-                (self.chunk..self.chunk + self.n)
+                (0..self.n)
                     .map(|k| {
-                        let v = self.load_ctx(I32X4, base + 16 * k as i32);
-                        let lane0 = self.load_ctx(I32, base + 16 * k as i32);
+                        let (at, offset) = self.ctx_vector(base, k);
+                        let flags = super::ctx_flags().with_readonly().with_can_move();
+                        let v = self.b.ins().load(I32X4, flags, at, offset);
+                        let lane0 = self.b.ins().load(I32, flags, at, offset);
                         self.note_lane0(v, lane0);
                         v
                     })

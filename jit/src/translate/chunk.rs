@@ -20,12 +20,22 @@
 //! after the loop for its longest vector's trips beyond the first (what the wave-major loop's
 //! back edge would have paid, see [`super::count`]), so loops with nested loops stay
 //! wave-major then; with `--stats` (whose lane counts need helper calls) every loop does.
+//!
+//! The chunks' copies are unrolled where they are few or small (`UNROLLED_OPS`); a larger
+//! loop is translated once and run by a run-time loop over the chunks, its state in a stack
+//! home ([`ChunkHome`]), so its code and compile time do not grow with W.
 
-use super::Translator;
+use super::loop_fn::LoopState;
+use super::shadow::ShadowPlan;
+use super::{ChunkStart, Translator};
 use crate::error::JitError;
-use cranelift_codegen::ir::types::I64;
-use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32X4, I64};
+use cranelift_codegen::ir::{
+    Block, Inst, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, Value,
+};
 use cranelift_frontend::Variable;
+use wave_isa::analysis::cost::Cost;
 use wave_isa::opcodes::Role;
 use wave_isa::{FuncId, Op, StateRef, Stmt, StmtKind};
 
@@ -36,6 +46,44 @@ struct WaveView {
     exec: Vec<Variable>,
     live: Vec<Variable>,
     n: usize,
+}
+
+/// The stack home of a run-time chunk loop's state, by group (in [`LoopState`]'s `in`
+/// order): what [`super::loop_fn::prune_loop_state`] needs to drop the stores nothing reads
+/// back. Kept, a scratch register's stores at each chunk's end would keep its values live
+/// across the chunk's trips (the tiled GEMM's accumulators spilled every trip).
+#[derive(Debug, Default)]
+pub struct ChunkHome {
+    /// The stores of the loop's entry values.
+    entry_stores: Vec<Vec<Inst>>,
+    /// The loads at a chunk's start.
+    head_loads: Vec<Vec<Value>>,
+    /// The stores at a chunk's end (written groups only).
+    back_stores: Vec<Vec<Inst>>,
+    /// The loads after the loop (written groups only).
+    reloads: Vec<Vec<Value>>,
+}
+
+impl ChunkHome {
+    /// Each group's loads with the stores that fill them: the chunks' loads with the entry
+    /// stores, the reloads after the loop with the chunks' stores.
+    pub(super) fn fills(&self) -> impl Iterator<Item = (&[Value], &[Inst])> + Clone {
+        let heads = self.head_loads.iter().zip(&self.entry_stores);
+        let backs = self.reloads.iter().zip(&self.back_stores);
+        heads.chain(backs).map(|(loads, stores)| (loads.as_slice(), stores.as_slice()))
+    }
+}
+
+/// What every chunk's copy of a chunk-major loop shares.
+struct ChunkRun {
+    shadows: Option<ShadowPlan>,
+    bail: Block,
+    /// With a budget: the repeats the budget left at loop entry pays for.
+    affordable: Option<Value>,
+    /// The instructions pending at the loop's header.
+    at_header: Cost,
+    /// The most repeats any chunk made (I64).
+    longest: Variable,
 }
 
 impl Translator<'_, '_> {
@@ -54,7 +102,9 @@ impl Translator<'_, '_> {
             && !(self.flags.fuel && has_nested_loop())
     }
 
-    /// Translate the loop once per vector; the bail-out calls its wave-major function.
+    /// Translate the loop for the vectors of one chunk; a run-time loop runs it for each
+    /// chunk in turn (or the one copy runs on the whole wave, where its registers fit). The
+    /// bail-out calls its wave-major function.
     pub fn chunk_major_loop(&mut self, offset: u32, body: &[Stmt], func: FuncId) -> Result<(), JitError> {
         let (state, entry) = self.loop_entry(body);
         let bail = self.b.create_block();
@@ -62,9 +112,6 @@ impl Translator<'_, '_> {
         let done = self.b.create_block();
         let shadows = self.shadow_plan(offset, body, func);
         self.nan_deferred = nan_sticky_accumulators(body);
-        let wave = self.swap_view(None);
-        self.bailout = Some(bail);
-        let mut result = Ok(());
         // The wave-major loop pays this at each back edge (its first trip stays pending).
         let per_trip = self.costs.iteration(body, self.cf.call_depth());
         let at_header = self.pending;
@@ -79,36 +126,37 @@ impl Translator<'_, '_> {
             let per = self.b.ins().iconst(I64, per_trip.total().max(1) as i64);
             self.b.ins().sdiv(left, per)
         });
-        let mut longest = zero;
+        let longest = self.scoped_var(I64);
+        self.b.def_var(longest, zero);
+        let wave = self.swap_view(None);
+        self.bailout = Some(bail);
         // Shadows stand for one vector's lane 0, so a loop with them runs a vector at a time.
         let group = if shadows.is_some() { 1 } else { vectors_per_chunk(body, wave.n) };
-        for chunk in (0..wave.n).step_by(group) {
-            self.pending = at_header;
-            self.set_chunk_view(&wave, chunk, group);
-            if let Some(plan) = &shadows {
-                self.enter_shadows(plan, bail);
+        let run = ChunkRun { shadows, bail, affordable, at_header, longest };
+        let chunks = wave.n / group;
+        let result = if chunks == 1 || chunks * ops_in(body) <= UNROLLED_OPS {
+            // Few or small copies: unrolled, each has its vectors at known places.
+            let mut result = Ok(());
+            for chunk in (0..wave.n).step_by(group) {
+                self.set_chunk_view(&wave, chunk, group);
+                result = self.run_chunk(&run, offset, body, func);
+                if result.is_err() {
+                    break;
+                }
             }
-            let repeats = self.scoped_var(I64);
-            self.b.def_var(repeats, zero);
-            self.chunk_trips = affordable.map(|a| (repeats, a));
-            result = self.loop_wave(offset, body, func);
-            if let Some(plan) = &shadows {
-                self.leave_shadows(plan);
-            }
-            if result.is_err() {
-                break;
-            }
-            self.test_deferred_nans(bail);
-            let r = self.b.use_var(repeats);
-            longest = self.b.ins().umax(longest, r);
-            self.release_vars(I64, &[repeats]);
-        }
+            result.map(|()| None)
+        } else {
+            self.chunks_at_run_time(&state, &entry, &wave, group, &run, offset, body, func)
+        };
         self.chunk_trips = None;
         self.nan_deferred.clear();
         self.bailout = None;
-        self.chunk = 0;
+        self.chunk = ChunkStart::Fixed(0);
         self.swap_view(Some(wave));
-        result?;
+        if let Some((slot, mut home)) = result? {
+            self.reload_written(&state, slot, &mut home);
+            self.chunk_homes.push(home);
+        }
         let after = self.pending;
         if after.checked_sub(&at_header) != Some(per_trip) {
             return Err(JitError::Codegen(format!(
@@ -122,9 +170,11 @@ impl Translator<'_, '_> {
             // vector. No vector repeated more than the budget paid for at entry, and nothing
             // else drew on it since (no nested loop, call or barrier here), so this cannot
             // overdraw.
+            let longest = self.b.use_var(longest);
             let cost = self.b.ins().imul_imm_s(longest, per_trip.total() as i64);
             self.take_fuel(cost);
         }
+        self.release_vars(I64, &[longest]);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(bail);
         // The wave-major function starts from the loop's entry (its first trip is counted
@@ -135,6 +185,199 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(done);
         self.pending = after;
         Ok(())
+    }
+
+    /// The loop on the vectors in view, from the loop's header count: shadows in and out,
+    /// the deferred NaN test at its exit, and its repeats into `run.longest`.
+    fn run_chunk(
+        &mut self,
+        run: &ChunkRun,
+        offset: u32,
+        body: &[Stmt],
+        func: FuncId,
+    ) -> Result<(), JitError> {
+        self.pending = run.at_header;
+        if let Some(plan) = &run.shadows {
+            self.enter_shadows(plan, run.bail);
+        }
+        let repeats = self.scoped_var(I64);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.def_var(repeats, zero);
+        self.chunk_trips = run.affordable.map(|a| (repeats, a));
+        let result = self.loop_wave(offset, body, func);
+        if let Some(plan) = &run.shadows {
+            self.leave_shadows(plan);
+        }
+        result?;
+        self.test_deferred_nans(run.bail);
+        let r = self.b.use_var(repeats);
+        let longest = self.b.use_var(run.longest);
+        let longest = self.b.ins().umax(longest, r);
+        self.b.def_var(run.longest, longest);
+        self.release_vars(I64, &[repeats]);
+        Ok(())
+    }
+
+    /// Run the loop for each chunk of `group` vectors in a run-time loop over the chunks,
+    /// translated once: the state the body names lives in a stack home, one group of W/4
+    /// vectors per register or mask in [`LoopState`]'s `in` order; each chunk loads its
+    /// vectors from there and stores back what the body writes. One copy, where unrolled
+    /// copies made the code and its compile time grow with W.
+    #[allow(clippy::too_many_arguments)]
+    fn chunks_at_run_time(
+        &mut self,
+        state: &LoopState,
+        entry: &[Vec<Value>],
+        wave: &WaveView,
+        group: usize,
+        run: &ChunkRun,
+        offset: u32,
+        body: &[Stmt],
+        func: FuncId,
+    ) -> Result<Option<(StackSlot, ChunkHome)>, JitError> {
+        let stride = 16 * wave.n as i32;
+        let bytes = stride as u32 * entry.len() as u32;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4));
+        let home = self.b.ins().stack_addr(I64, slot, 0);
+        let flags = MemFlagsData::new().with_notrap();
+        let groups = entry.len();
+        let mut record = ChunkHome {
+            entry_stores: vec![Vec::new(); groups],
+            head_loads: vec![Vec::new(); groups],
+            back_stores: vec![Vec::new(); groups],
+            reloads: vec![Vec::new(); groups],
+        };
+        // A group the body only reads that holds one value in every vector (a constant, a
+        // uniform value) is the same for every chunk: it stays that value, with what is known
+        // about it (its lane 0), and needs no home.
+        let mut read_only = vec![true; groups];
+        for &r in &state.written_regs {
+            read_only[state.group_of_reg(r)] = false;
+        }
+        for &p in &state.written_preds {
+            read_only[state.group_of_pred(p)] = false;
+        }
+        let masks = state.regs.len() + state.preds.len();
+        read_only[masks] = false;
+        let same: Vec<Option<Value>> = entry
+            .iter()
+            .zip(&read_only)
+            .map(|(values, &read_only)| {
+                values.iter().all(|&v| v == values[0]).then_some(values[0]).filter(|_| read_only)
+            })
+            .collect();
+        for (g, values) in entry.iter().enumerate() {
+            if same[g].is_some() {
+                continue;
+            }
+            for (k, &v) in values.iter().enumerate() {
+                let store = self.b.ins().store(flags, v, home, g as i32 * stride + 16 * k as i32);
+                record.entry_stores[g].push(store);
+            }
+        }
+        let index = self.scoped_var(I64);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.def_var(index, zero);
+        let head = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let chunk = self.b.use_var(index);
+        let first = self.b.ins().imul_imm_s(chunk, group as i64);
+        let at = self.b.ins().ishl_imm_u(first, 4);
+        let base = self.b.ins().iadd(home, at);
+        let load_group = |t: &mut Self, record: &mut ChunkHome, g: usize| -> Vec<Variable> {
+            if let Some(v) = same[g] {
+                return t.new_vars(&vec![v; group]);
+            }
+            let values: Vec<Value> = (0..group)
+                .map(|j| t.b.ins().load(I32X4, flags, base, g as i32 * stride + 16 * j as i32))
+                .collect();
+            record.head_loads[g].extend_from_slice(&values);
+            t.new_vars(&values)
+        };
+        let mut regs: Vec<Option<Vec<Variable>>> = vec![None; wave.regs.len()];
+        for (g, &r) in state.regs.iter().enumerate() {
+            regs[r as usize] = Some(load_group(self, &mut record, g));
+        }
+        let mut preds = Vec::with_capacity(wave.preds.len());
+        for p in 0..wave.preds.len() as u32 {
+            preds.push(match state.preds.iter().position(|&q| q == p) {
+                Some(i) => load_group(self, &mut record, state.regs.len() + i),
+                // Not named by the body, so never read.
+                None => {
+                    let zero = self.vconst4([0; 4]);
+                    self.new_vars(&vec![zero; group])
+                }
+            });
+        }
+        let exec = load_group(self, &mut record, masks);
+        let live = load_group(self, &mut record, masks + 1);
+        let view = WaveView { regs, preds, exec, live, n: group };
+        let view_vars: Vec<Variable> = view
+            .regs
+            .iter()
+            .flatten()
+            .chain(&view.preds)
+            .chain([&view.exec, &view.live])
+            .flatten()
+            .copied()
+            .collect();
+        self.swap_view(Some(view));
+        self.chunk = ChunkStart::Dynamic(first);
+        let result = self.run_chunk(run, offset, body, func);
+        if result.is_ok() {
+            // Written state back to its home: registers, predicates, exec (in `in` order).
+            let written = state.written_regs.iter().map(|&r| (StateRef::Reg(r), state.group_of_reg(r)));
+            let written = written.chain(
+                state.written_preds.iter().map(|&p| (StateRef::Pred(p as u8), state.group_of_pred(p))),
+            );
+            let mut written: Vec<(Vec<Value>, usize)> = written
+                .map(|(named, g)| {
+                    let vars = match named {
+                        StateRef::Reg(r) => self.reg_vars(r),
+                        StateRef::Pred(p) => self.pred_vars(p as u32),
+                    };
+                    (self.get(&vars), g)
+                })
+                .collect();
+            written.push((self.exec_mask(), masks));
+            for (values, g) in written {
+                for (j, &v) in values.iter().enumerate() {
+                    let store = self.b.ins().store(flags, v, base, g as i32 * stride + 16 * j as i32);
+                    record.back_stores[g].push(store);
+                }
+            }
+            let chunk = self.b.use_var(index);
+            let next = self.b.ins().iadd_imm_s(chunk, 1);
+            self.b.def_var(index, next);
+            let more = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, (wave.n / group) as i64);
+            self.b.ins().brif(more, head, &[], after, &[]);
+            self.b.seal_block(head);
+            self.continue_in(after);
+        }
+        self.release_vars(I32X4, &view_vars);
+        self.release_vars(I64, &[index]);
+        result.map(|()| Some((slot, record)))
+    }
+
+    /// After the run-time chunk loop (with the wave in view again): the written registers,
+    /// predicates and exec from their home.
+    fn reload_written(&mut self, state: &LoopState, slot: StackSlot, record: &mut ChunkHome) {
+        let home = self.b.ins().stack_addr(I64, slot, 0);
+        let stride = 16 * self.n as i32;
+        let flags = MemFlagsData::new().with_notrap();
+        let mut groups: Vec<(Vec<Variable>, usize)> =
+            state.written_regs.iter().map(|&r| (self.reg_vars(r), state.group_of_reg(r))).collect();
+        groups.extend(state.written_preds.iter().map(|&p| (self.pred_vars(p), state.group_of_pred(p))));
+        groups.push((self.exec.clone(), state.regs.len() + state.preds.len()));
+        for (vars, g) in groups {
+            for (k, &var) in vars.iter().enumerate() {
+                let v = self.b.ins().load(I32X4, flags, home, g as i32 * stride + 16 * k as i32);
+                self.b.def_var(var, v);
+                record.reloads[g].push(v);
+            }
+        }
     }
 
     /// At a vector's loop exit: bail out if a deferred accumulator holds a NaN (some trip
@@ -176,7 +419,7 @@ impl Translator<'_, '_> {
         self.exec = wave.exec[r.clone()].to_vec();
         self.live = wave.live[r].to_vec();
         self.n = group;
-        self.chunk = chunk;
+        self.chunk = ChunkStart::Fixed(chunk);
     }
 }
 
@@ -210,6 +453,21 @@ fn vectors_per_chunk(body: &[Stmt], n: usize) -> usize {
         group *= 2;
     }
     group
+}
+
+/// The most ops (counted over all copies) a chunk-major loop is unrolled to, one copy per
+/// chunk; a larger one runs a run-time loop over one copy. Small copies unrolled keep their
+/// values at known places (the tiled GEMM's inner loop, 36 ops, ran at 54 GFLOP/s unrolled
+/// eight times and 39 in a run-time loop, `bench gemm --n 1024 --threads 2`), while large
+/// ones made the code and its compile time grow with W (the GPU-style GEMM's optimized tier
+/// took 2× longer at W = 32 and 3× at W = 64, and ran no faster).
+const UNROLLED_OPS: usize = 640;
+
+/// The ops in a body, nested ones too.
+fn ops_in(body: &[Stmt]) -> usize {
+    let mut ops = 0;
+    wave_isa::ir::walk_block(body, 0, &mut |s, _| ops += matches!(s.kind, StmtKind::Op(_)) as usize);
+    ops
 }
 
 /// Registers and predicates a body writes.

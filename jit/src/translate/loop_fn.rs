@@ -5,9 +5,9 @@
 //! copies together, and was over half of a GEMM kernel's compile time at W = 32. The
 //! bail-out stores the loop's entry state to a stack area ([`LoopState`]), calls the
 //! function, and loads the state it leaves; the caller's dead outputs are left out afterwards
-//! ([`prune_loop_state`]).
+//! ([`prune_loop_state`], which also prunes the stack homes of run-time chunk loops).
 
-use super::chunk::written_state;
+use super::chunk::{written_state, ChunkHome};
 use super::{Analyses, Region, Translator};
 use crate::abi::Helper;
 use crate::error::JitError;
@@ -45,10 +45,10 @@ pub struct LoopFn {
 /// mask's) W/4 vectors.
 #[derive(Clone, Debug, Default)]
 pub struct LoopState {
-    regs: Vec<u32>,
-    preds: Vec<u32>,
-    written_regs: Vec<u32>,
-    written_preds: Vec<u32>,
+    pub(super) regs: Vec<u32>,
+    pub(super) preds: Vec<u32>,
+    pub(super) written_regs: Vec<u32>,
+    pub(super) written_preds: Vec<u32>,
     /// Vectors per register of the wave (W / 4).
     vectors: usize,
     /// Per `out` group: whether the caller reads it (else the loop function skips it).
@@ -68,28 +68,47 @@ impl LoopState {
     pub fn in_bytes(&self) -> usize {
         (self.regs.len() + self.preds.len() + 2) * self.stride() as usize
     }
+    /// The `in` group of register `r` (one the body names).
+    pub(super) fn group_of_reg(&self, r: u32) -> usize {
+        self.regs.iter().position(|&q| q == r).expect("a written register is named")
+    }
+    /// The `in` group of predicate `p` (one the body names).
+    pub(super) fn group_of_pred(&self, p: u32) -> usize {
+        self.regs.len() + self.preds.iter().position(|&q| q == p).expect("a written predicate is named")
+    }
     fn out_bytes(&self) -> usize {
         (self.written_regs.len() + self.written_preds.len() + 1) * self.stride() as usize
     }
 }
 
-/// Drop the parts of the loop state of `fns` (loop functions `func` calls) that `func` never
-/// reads: `out` groups whose loads feed no effect, and the `in` stores of unexposed values
-/// whose output is dead. A register the loop only uses as scratch (overwritten before any
-/// read, as a GEMM's loaded operands) then adds nothing to the caller's live state.
-pub fn prune_loop_state(func: &mut Function, fns: &mut [LoopFn]) {
-    if fns.is_empty() {
+/// Drop the parts of the loop state of `fns` (loop functions `func` calls) and of the chunk
+/// `homes` of its run-time chunk loops that `func` never reads: `out` groups whose loads
+/// feed no effect, the `in` stores of unexposed values whose output is dead, and the home
+/// stores no load that matters reads back (see [`ChunkHome`]). A register the loop only uses
+/// as scratch (overwritten before any read, as a GEMM's loaded operands) then adds nothing to
+/// the caller's live state. One fixpoint for both: a loop's bail-out stores the values a
+/// chunk home's reloads define, and the next loop's home stores those its outputs define.
+pub fn prune_loop_state(func: &mut Function, fns: &mut [LoopFn], homes: &[ChunkHome]) {
+    if fns.is_empty() && homes.is_empty() {
         return;
     }
     // Optional: the stores of unexposed entry values, which must not keep their own values
-    // live. One whose output turns out live stays, and is then an effect like any store (its
-    // value may be another loop's output): its values become live in turn, which may make
-    // more outputs live, until nothing changes. Each value is looked at once.
+    // live, and every home store. One whose value turns out to be read stays, and is then an
+    // effect like any store (its value may be another loop's output): its values become live
+    // in turn, which may make more outputs live, until nothing changes. Each value is looked
+    // at once.
     let mut optional: HashSet<Inst> = fns
         .iter()
         .flat_map(|f| f.state.unexposed.iter().zip(&f.in_stores).filter(|(u, _)| u.is_some()))
         .flat_map(|(_, stores)| stores.iter().copied())
         .collect();
+    let home_fills = homes.iter().flat_map(ChunkHome::fills);
+    optional.extend(home_fills.clone().flat_map(|(_, stores)| stores.iter().copied()));
+    // The home stores that fill each load of a home.
+    let mut home_filled_by: HashMap<Value, &[Inst]> = HashMap::new();
+    for (loads, stores) in home_fills {
+        home_filled_by.extend(loads.iter().map(|&v| (v, stores)));
+    }
     // Which loop function's `out` group each of the caller's loads fills.
     let mut filled_by: HashMap<Value, (usize, usize)> = HashMap::new();
     for (i, f) in fns.iter().enumerate() {
@@ -105,6 +124,11 @@ pub fn prune_loop_state(func: &mut Function, fns: &mut [LoopFn]) {
             break;
         }
         for v in newly_live {
+            for &store in home_filled_by.get(&v).copied().unwrap_or_default() {
+                if optional.remove(&store) {
+                    liveness.add_root(store);
+                }
+            }
             let Some(&(i, out)) = filled_by.get(&v) else { continue };
             if !outputs_seen.insert((i, out)) {
                 continue;
@@ -324,12 +348,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Translate loop function `f` (with the translator from [`Translator::for_loop`]);
-    /// returns the loop functions it calls in turn.
+    /// returns the loop functions it calls in turn and its chunk homes.
     pub fn translate_loop_fn(
         mut self,
         f: &LoopFn,
         config: cranelift_codegen::isa::TargetFrontendConfig,
-    ) -> Result<Vec<LoopFn>, JitError> {
+    ) -> Result<(Vec<LoopFn>, Vec<super::chunk::ChunkHome>), JitError> {
         let body = loop_body(self.kernel, f.func, f.offset).ok_or_else(|| {
             JitError::Codegen(format!("no loop at byte 0x{:x} of function {}", f.offset, f.func))
         })?;
@@ -346,8 +370,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             .collect();
         self.store_groups(&values, output, 0, f.state.stride());
         let fns = std::mem::take(&mut self.loop_fns);
+        let homes = std::mem::take(&mut self.chunk_homes);
         self.finish(config);
-        Ok(fns)
+        Ok((fns, homes))
     }
 }
 

@@ -120,7 +120,7 @@ pub struct Translator<'a, 'f> {
     pub partial_halts: bool,
     /// In a chunk-major loop (see [`chunk`]): the first of the wave vectors the state now
     /// stands for.
-    pub chunk: usize,
+    pub chunk: ChunkStart,
     /// In a chunk-major loop: where a possible fault leaves for the wave-major copy.
     pub bailout: Option<Block>,
     /// In a chunk-major loop with an instruction budget: the vector's repeats (back edges
@@ -129,6 +129,8 @@ pub struct Translator<'a, 'f> {
     /// In a chunk-major loop: accumulators whose NaN test waits for the loop's end (see
     /// `chunk::nan_sticky_accumulators`).
     pub nan_deferred: Vec<u32>,
+    /// The stack homes of run-time chunk loops so far (see [`chunk::ChunkHome`]).
+    pub chunk_homes: Vec<chunk::ChunkHome>,
     /// In a chunk-major loop: values kept as scalars (see [`shadow`]).
     pub shadows: shadow::Shadows,
     /// Predicates held as compare forms (see [`pred_forms`]).
@@ -180,6 +182,15 @@ pub struct Region {
     pub call_divergent: bool,
     /// Inside an inlined call (for a loop function: the loop it was made from was).
     pub in_call: bool,
+}
+
+/// Where the vectors a chunk-major loop has in view start among the wave's (see [`chunk`]):
+/// a vector index known when translating (the wave itself, or an unrolled copy), or one the
+/// run-time loop over the chunks holds (I64).
+#[derive(Clone, Copy, Debug)]
+pub enum ChunkStart {
+    Fixed(usize),
+    Dynamic(Value),
 }
 
 /// The analyses a translation reads (run once per kernel and flags): two uniformity
@@ -270,10 +281,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             op_guarded: false,
             func: 0,
             partial_halts: partial_halts(kernel),
-            chunk: 0,
+            chunk: ChunkStart::Fixed(0),
             bailout: None,
             chunk_trips: None,
             nan_deferred: Vec::new(),
+            chunk_homes: Vec::new(),
             shadows: shadow::Shadows::default(),
             pred_forms: pred_forms::PredForms::new(),
             loop_fns: Vec::new(),
@@ -400,17 +412,47 @@ impl<'a, 'f> Translator<'a, 'f> {
         vec![v; self.n]
     }
 
-    /// Lane ids 0..W as vectors.
+    /// Lane ids 0..W as vectors (of the vectors in view: see [`Translator::chunk`]).
     pub fn lane_ids(&mut self) -> Vec<Value> {
-        let first = self.chunk as u32;
-        (first..first + self.n as u32)
-            .map(|k| {
-                let v = self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]);
-                let lane0 = self.b.ins().iconst(I32, 4 * k as i64);
-                self.note_lane0(v, lane0);
-                v
-            })
-            .collect()
+        match self.chunk {
+            ChunkStart::Fixed(first) => {
+                let first = first as u32;
+                (first..first + self.n as u32)
+                    .map(|k| {
+                        let v = self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]);
+                        let lane0 = self.b.ins().iconst(I32, 4 * k as i64);
+                        self.note_lane0(v, lane0);
+                        v
+                    })
+                    .collect()
+            }
+            ChunkStart::Dynamic(first) => {
+                let first = self.b.ins().ireduce(I32, first);
+                let first_lane = self.b.ins().ishl_imm_u(first, 2);
+                let splat = self.b.ins().splat(I32X4, first_lane);
+                (0..self.n as u32)
+                    .map(|k| {
+                        let offsets = self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]);
+                        let v = self.b.ins().iadd(splat, offsets);
+                        let lane0 = self.b.ins().iadd_imm_s(first_lane, 4 * k as i64);
+                        self.note_lane0(v, lane0);
+                        v
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The context address of vector `k` in view of a per-lane context field at `base`
+    /// (16 bytes a vector), as an address value and a constant offset.
+    pub fn ctx_vector(&mut self, base: i32, k: usize) -> (Value, i32) {
+        match self.chunk {
+            ChunkStart::Fixed(first) => (self.ctx, base + 16 * (first + k) as i32),
+            ChunkStart::Dynamic(first) => {
+                let bytes = self.b.ins().ishl_imm_u(first, 4);
+                (self.b.ins().iadd(self.ctx, bytes), base + 16 * k as i32)
+            }
+        }
     }
 
     // ---- registers and predicates -------------------------------------------------------
