@@ -51,3 +51,51 @@ fn the_high_word_of_a_ballot_varies_after_a_divergent_if() {
         check_completes(&k, &d, 4096);
     }
 }
+
+/// A uniform counter r9 that a loop's ballot overwrites at W = 64 (as rd + 1): the loop's
+/// scalar shadow of r9 and its affine facts must not outlive the ballot.
+#[test]
+fn a_ballot_in_a_loop_overwrites_the_register_after_rd() {
+    let k = common::assembled(
+        "
+.kernel ballot_loop
+    mov_sr r13, sr_thread_id_x
+    mov_imm r9, 0
+    mov_imm r10, 1
+    mov_imm r11, 40
+    mov_imm r12, 5
+    mov_imm r14, 0
+    loop
+        ucmp_lt p1, r14, r12
+        break !p1
+        ucmp_lt p2, r13, r11
+        iadd r9, r9, r10
+        wave_ballot r8, p2
+        iadd r9, r9, r10
+        iadd r14, r14, r10
+        ucmp_lt p3, r13, r14
+        break p3
+    endloop
+    mov_imm r25, 8
+    imul r26, r13, r25
+    iadd r26, r26, r2
+    device_store_u32 r26, r9
+    mov_imm r25, 4
+    iadd r26, r26, r25
+    device_store_u32 r26, r14
+.end
+",
+        "ballot_loop.wave",
+    );
+    for w in WIDTHS {
+        let d = Dispatch {
+            wave_width: w,
+            grid: [2, 1, 1],
+            workgroup: [64, 1, 1],
+            initial_registers: vec![(2, 0x100)],
+            threads: 1,
+            ..Dispatch::default()
+        };
+        check_completes(&k, &d, 4096);
+    }
+}
