@@ -1,5 +1,6 @@
 //! `wave-jit fuzz-diff --threads N`, and the `wave-jit run` line it prints to reproduce a
-//! mismatch (worker threads and a 4 GiB device included).
+//! mismatch (worker threads and a 4 GiB device included, the JIT's code even for a small
+//! dispatch: `--no-fallback`).
 
 mod support;
 
@@ -61,17 +62,23 @@ fn the_reproduce_line_runs_the_program_as_the_fuzzer_did() {
     std::fs::write(&data, mismatch.data()).unwrap();
     // The dump area of thread 0 and the top word: what both engines leave there.
     let dump = format!("0x{:x}:8", program.shape.dump_base());
-    let run = |engine: &str| {
+    // The JIT's run must compile (the dispatch is small enough that `run` would otherwise
+    // interpret it): its code dumps say it did.
+    let dumps = dir.join("dumps");
+    let run = |engine: &[&str]| {
         let mut command = Command::new(wave_jit());
         command.arg("run").arg(&wave).args(flags.split_whitespace());
         command.arg("--arg").arg(format!("0:{}", data.display()));
-        command.args(["--engine", engine, "--dump-u32", &dump]);
+        command.args(engine).args(["--dump-u32", &dump]).env("WAVE_JIT_DUMP", &dumps);
         let out = command.output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{engine}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{engine:?}: {stderr}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let (jit, interp) = (run("jit"), run("interp"));
+    let interp = run(&["--engine", "interp"]);
+    assert!(!dumps.exists(), "the interpreter compiled code");
+    let jit = run(&["--no-fallback"]);
+    assert!(std::fs::read_dir(&dumps).is_ok_and(|mut d| d.next().is_some()), "the JIT did not compile");
     assert_eq!(jit.lines().count(), 8, "{jit}");
     assert_eq!(jit, interp);
     let _ = std::fs::remove_dir_all(&dir);

@@ -408,3 +408,31 @@ fn pinned_worker_threads_give_the_same_results() {
     assert_eq!(on(&["--engine", "jit", "--threads", "2"]), interp);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--no-fallback` runs the JIT's code even for a dispatch too small to be worth a compile
+/// (without it `run` interprets that one): the code dumps of `WAVE_JIT_DUMP` appear only
+/// with it, and the output is the same. With the interpreter it is refused.
+#[test]
+fn no_fallback_compiles_a_small_dispatch() {
+    let dir = scratch("cli-run-flags", "no_fallback");
+    let k = write_kernel(&dir, STORE_IDS);
+    let k = k.to_str().unwrap();
+    let dumps = dir.join("dumps");
+    let on = |extra: &[&str]| {
+        let args = [&[k, "--set-reg", "3:7", "--dump-u32", "0:4"][..], extra].concat();
+        let out =
+            Command::new(wave_jit()).arg("run").args(&args).env("WAVE_JIT_DUMP", &dumps).output().unwrap();
+        assert_eq!(code(&out), 0, "run {args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let compiled = || std::fs::read_dir(&dumps).is_ok_and(|mut d| d.next().is_some());
+    let plain = on(&[]);
+    assert!(!compiled(), "a 32-thread dispatch without --no-fallback was compiled");
+    assert_eq!(on(&["--no-fallback"]), plain);
+    assert!(compiled(), "--no-fallback did not compile");
+    assert_eq!(plain, "7\n8\n9\n10\n");
+    let refused = run(&[k, "--engine", "interp", "--no-fallback"]);
+    assert_eq!(code(&refused), 1);
+    assert!(text(&refused.stderr).contains("unsupported: --no-fallback"), "{}", text(&refused.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -208,7 +208,8 @@ pub fn fuzz_diff(args: FuzzDiffArgs) -> CliResult {
             std::fs::write(&wave, mismatch.program_text()).map_err(|e| format!("{wave}: {e}"))?;
             std::fs::write(&data, mismatch.data()).map_err(|e| format!("{data}: {e}"))?;
             output::print(&format!(
-                "{mismatch}\nwritten: {wave}, {data}; reproduce with: wave-jit run {wave} {} --arg 0:{data}\n",
+                "{mismatch}\nwritten: {wave}, {data}; reproduce with: wave-jit run {wave} {} --arg 0:{data} \
+                 --no-fallback (the JIT; --engine interp for the interpreter)\n",
                 mismatch.dispatch_flags()
             ))?;
             Ok(ExitCode::from(1))

@@ -102,6 +102,12 @@ pub struct RunArgs {
     /// JIT only: drop memory bounds checks
     #[arg(long)]
     pub unchecked: bool,
+    /// JIT only: always run the JIT's code. Without it, a dispatch too small to be worth a
+    /// compile runs on the interpreter (its exact twin), and so does a kernel the JIT declines
+    /// (with a note); with it, the small dispatch is compiled and the declined kernel fails
+    /// with the JIT's reason. For checking the JIT itself (`fuzz-diff` prints it)
+    #[arg(long)]
+    pub no_fallback: bool,
     /// Instruction encoding of a binary's code (`auto` also runs binaries of the crates.io
     /// 0.1.2 wave-asm / wave-compiler, as wave-emu 0.1.2 runs them)
     #[arg(long, value_enum, default_value_t)]
@@ -218,12 +224,18 @@ pub fn run(args: RunArgs) -> CliResult {
     };
     let default_engine = if args.trace { "interp" } else { "jit" };
     let engine: Box<dyn Engine> = match args.engine.as_deref().unwrap_or(default_engine).parse()? {
+        EngineKind::Interpreter if args.no_fallback => {
+            return Err("unsupported: --no-fallback with the interpreter (--engine interp, or --trace)".into())
+        }
         EngineKind::Interpreter if args.trace => {
             Box::new(Interpreter::with_trace(Box::new(std::io::BufWriter::new(std::io::stderr()))))
         }
         EngineKind::Interpreter => Box::new(Interpreter::new()),
         EngineKind::Jit if args.trace => {
             return Err("unsupported: --trace with --engine jit (use --engine interp)".into())
+        }
+        EngineKind::Jit if args.no_fallback => {
+            Box::new(wave_jit_codegen::JitEngine::strict().with_stats(args.stats))
         }
         EngineKind::Jit => Box::new(wave_jit_codegen::jit_engine().with_stats(args.stats)),
     };
