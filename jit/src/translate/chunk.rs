@@ -27,7 +27,7 @@
 
 use super::loop_fn::LoopState;
 use super::shadow::ShadowPlan;
-use super::{ChunkStart, Translator};
+use super::{ChunkLoop, ChunkStart, Translator};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32X4, I64};
@@ -96,7 +96,7 @@ impl Translator<'_, '_> {
             wave_isa::ir::walk_block(body, 0, &mut |s, _| found |= matches!(s.kind, StmtKind::Loop { .. }));
             found
         };
-        self.bailout.is_none()
+        self.chunk_loop.is_none()
             && !self.flags.stats
             && body_is_lane_local(body)
             && !(self.flags.fuel && has_nested_loop())
@@ -111,7 +111,6 @@ impl Translator<'_, '_> {
         self.b.set_cold_block(bail);
         let done = self.b.create_block();
         let shadows = self.shadow_plan(offset, body, func);
-        self.nan_deferred = nan_sticky_accumulators(body);
         // The wave-major loop pays this at each back edge (its first trip stays pending).
         let per_trip = self.costs.iteration(body, self.cf.call_depth());
         let at_header = self.pending;
@@ -129,7 +128,12 @@ impl Translator<'_, '_> {
         let longest = self.scoped_var(I64);
         self.b.def_var(longest, zero);
         let wave = self.swap_view(None);
-        self.bailout = Some(bail);
+        self.chunk_loop = Some(ChunkLoop {
+            start: ChunkStart::Fixed(0),
+            bailout: bail,
+            trips: None,
+            nan_deferred: nan_sticky_accumulators(body),
+        });
         // Shadows stand for one vector's lane 0, so a loop with them runs a vector at a time.
         let group = if shadows.is_some() { 1 } else { vectors_per_chunk(body, wave.n) };
         let run = ChunkRun { shadows, bail, affordable, at_header, longest };
@@ -148,10 +152,7 @@ impl Translator<'_, '_> {
         } else {
             self.chunks_at_run_time(&state, &entry, &wave, group, &run, offset, body, func)
         };
-        self.chunk_trips = None;
-        self.nan_deferred.clear();
-        self.bailout = None;
-        self.chunk = ChunkStart::Fixed(0);
+        self.chunk_loop = None;
         self.swap_view(Some(wave));
         if let Some((slot, mut home)) = result? {
             self.reload_written(&state, slot, &mut home);
@@ -203,7 +204,7 @@ impl Translator<'_, '_> {
         let repeats = self.scoped_var(I64);
         let zero = self.b.ins().iconst(I64, 0);
         self.b.def_var(repeats, zero);
-        self.chunk_trips = run.affordable.map(|a| (repeats, a));
+        self.chunk_loop_mut().trips = run.affordable.map(|a| (repeats, a));
         let result = self.loop_wave(offset, body, func);
         if let Some(plan) = &run.shadows {
             self.leave_shadows(plan);
@@ -324,7 +325,7 @@ impl Translator<'_, '_> {
             .copied()
             .collect();
         self.swap_view(Some(view));
-        self.chunk = ChunkStart::Dynamic(first);
+        self.chunk_loop_mut().start = ChunkStart::Dynamic(first);
         let result = self.run_chunk(run, offset, body, func);
         if result.is_ok() {
             // Written state back to its home: registers, predicates, exec (in `in` order).
@@ -380,11 +381,26 @@ impl Translator<'_, '_> {
         }
     }
 
+    /// Where the vectors in view start (the wave's first, outside chunk-major loops).
+    pub fn chunk_start(&self) -> ChunkStart {
+        self.chunk_loop.as_ref().map_or(ChunkStart::Fixed(0), |c| c.start)
+    }
+
+    /// Where a possible fault in a chunk-major loop leaves for its wave-major copy (none
+    /// outside one).
+    pub fn bailout(&self) -> Option<Block> {
+        self.chunk_loop.as_ref().map(|c| c.bailout)
+    }
+
+    fn chunk_loop_mut(&mut self) -> &mut ChunkLoop {
+        self.chunk_loop.as_mut().expect("in a chunk-major loop")
+    }
+
     /// At a vector's loop exit: bail out if a deferred accumulator holds a NaN (some trip
     /// then had a NaN operand, whose result the native ops may have chosen differently).
     fn test_deferred_nans(&mut self, bail: Block) {
         let accumulators: Vec<Vec<Value>> =
-            self.nan_deferred.clone().into_iter().map(|r| self.reg(r)).collect();
+            self.chunk_loop_mut().nan_deferred.clone().into_iter().map(|r| self.reg(r)).collect();
         if let Some(nan) = self.nan_lanes(&accumulators) {
             let any = self.any(&nan);
             let go = self.b.create_block();
@@ -419,7 +435,7 @@ impl Translator<'_, '_> {
         self.exec = wave.exec[r.clone()].to_vec();
         self.live = wave.live[r].to_vec();
         self.n = group;
-        self.chunk = ChunkStart::Fixed(chunk);
+        self.chunk_loop_mut().start = ChunkStart::Fixed(chunk);
     }
 }
 

@@ -364,7 +364,7 @@ impl Translator<'_, '_> {
     /// COHERENT_LEVELS + 1 copies of any statement (a copy at every level of both paths
     /// doubled the code per level).
     fn has_coherent_copy(&self, then_body: &[Stmt], else_body: &[Stmt]) -> bool {
-        self.bailout.is_none()
+        self.chunk_loop.is_none()
             && !self.region.in_coherent_nest
             && self.region.coherent_levels < COHERENT_LEVELS
             && coherent_body(then_body)
@@ -558,7 +558,7 @@ impl Translator<'_, '_> {
     /// stays pending for the code after the loop, standing for the last one); in a
     /// chunk-major loop count the vector's repeats instead (the wave pays after the loop).
     fn repeat_trip(&mut self, header: Block, iteration: Cost, offset: u32) {
-        match (self.chunk_trips, self.bailout) {
+        match (self.chunk_loop.as_ref().and_then(|c| c.trips), self.bailout()) {
             (Some((repeats, affordable)), Some(bail)) => {
                 let r = self.b.use_var(repeats);
                 let r = self.b.ins().iadd_imm_s(r, 1);

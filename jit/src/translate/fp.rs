@@ -184,7 +184,8 @@ impl Translator<'_, '_> {
                 })
                 .collect();
             // A sticky accumulator in a chunk-major loop is tested once at the loop's end.
-            let deferred = self.bailout.is_some() && self.nan_deferred.contains(&(inst.rd as u32));
+            let deferred =
+                self.chunk_loop.as_ref().is_some_and(|c| c.nan_deferred.contains(&(inst.rd as u32)));
             let untested = deferred || keeps_operand_order(inst.op);
             for operand in [x, y].into_iter().filter(|_| !untested) {
                 if !tested.contains(&operand) {
@@ -198,7 +199,7 @@ impl Translator<'_, '_> {
         let Some(nan_lanes) = self.nan_lanes(&tested) else { return Ok(()) };
         let any = self.any(&nan_lanes);
         let done = self.b.create_block();
-        if let Some(bail) = self.bailout {
+        if let Some(bail) = self.bailout() {
             // Speculative loop: the wave-major copy redoes it with the rule.
             self.b.ins().brif(any, bail, &[], done, &[]);
             self.continue_in(done);

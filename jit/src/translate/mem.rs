@@ -129,7 +129,7 @@ impl Translator<'_, '_> {
         let offsets = self.access_offsets(&firsts, local);
         let wraps = self.consecutive_wraps(&offsets, local);
         let vector = self.b.create_block();
-        if let Some(bail) = self.bailout {
+        if let Some(bail) = self.bailout() {
             self.b.ins().brif(wraps, bail, &[], vector, &[]);
             self.continue_in(vector);
             return offsets.iter().map(|&f| self.vector_load(base, f, false)).collect();
@@ -308,7 +308,7 @@ impl Translator<'_, '_> {
         let local = matches!(inst.op.class(), Class::LocalLoad | Class::LocalStore);
         self.full
             && self.n > 1
-            && self.bailout.is_none()
+            && self.chunk_loop.is_none()
             && self.flags.checked
             && self.lane0_decides(pc, local)
             && stride_in(self.waves, self.func, inst, pc, Slot::Rs1) == Some(4)
@@ -439,7 +439,7 @@ impl Translator<'_, '_> {
         let bytes = inst.op.access_bytes();
         let any = self.may_fault(pc, shape, local, bytes, addr, mask);
         let go = self.b.create_block();
-        if let Some(bail) = self.bailout {
+        if let Some(bail) = self.bailout() {
             // Chunk-major: a possible fault is found again, in interpreter order, wave-major.
             self.b.ins().brif(any, bail, &[], go, &[]);
             self.continue_in(go);

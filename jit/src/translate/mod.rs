@@ -118,17 +118,8 @@ pub struct Translator<'a, 'f> {
     pub func: FuncId,
     /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
     pub partial_halts: bool,
-    /// In a chunk-major loop (see [`chunk`]): the first of the wave vectors the state now
-    /// stands for.
-    pub chunk: ChunkStart,
-    /// In a chunk-major loop: where a possible fault leaves for the wave-major copy.
-    pub bailout: Option<Block>,
-    /// In a chunk-major loop with an instruction budget: the vector's repeats (back edges
-    /// taken, I64), and the most the budget left at loop entry pays for (more: bail out).
-    pub chunk_trips: Option<(Variable, Value)>,
-    /// In a chunk-major loop: accumulators whose NaN test waits for the loop's end (see
-    /// `chunk::nan_sticky_accumulators`).
-    pub nan_deferred: Vec<u32>,
+    /// In a chunk-major loop (see [`chunk`]): what its translation knows about it.
+    pub chunk_loop: Option<ChunkLoop>,
     /// The stack homes of run-time chunk loops so far (see [`chunk::ChunkHome`]).
     pub chunk_homes: Vec<chunk::ChunkHome>,
     /// In a chunk-major loop: values kept as scalars (see [`shadow`]).
@@ -182,6 +173,22 @@ pub struct Region {
     pub call_divergent: bool,
     /// Inside an inlined call (for a loop function: the loop it was made from was).
     pub in_call: bool,
+}
+
+/// The chunk-major loop being translated (see [`chunk`]): the vectors in view and how the
+/// loop leaves for its wave-major copy.
+#[derive(Clone, Debug)]
+pub struct ChunkLoop {
+    /// The first of the wave vectors the state now stands for.
+    pub start: ChunkStart,
+    /// Where a possible fault leaves for the wave-major copy.
+    pub bailout: Block,
+    /// With an instruction budget: the vector's repeats (back edges taken, I64), and the
+    /// most the budget left at loop entry pays for (more: bail out).
+    pub trips: Option<(Variable, Value)>,
+    /// Accumulators whose NaN test waits for the loop's end (see
+    /// `chunk::nan_sticky_accumulators`).
+    pub nan_deferred: Vec<u32>,
 }
 
 /// Where the vectors a chunk-major loop has in view start among the wave's (see [`chunk`]):
@@ -281,10 +288,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             op_guarded: false,
             func: 0,
             partial_halts: partial_halts(kernel),
-            chunk: ChunkStart::Fixed(0),
-            bailout: None,
-            chunk_trips: None,
-            nan_deferred: Vec::new(),
+            chunk_loop: None,
             chunk_homes: Vec::new(),
             shadows: shadow::Shadows::default(),
             pred_forms: pred_forms::PredForms::new(),
@@ -414,7 +418,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Lane ids 0..W as vectors (of the vectors in view: see [`Translator::chunk`]).
     pub fn lane_ids(&mut self) -> Vec<Value> {
-        match self.chunk {
+        match self.chunk_start() {
             ChunkStart::Fixed(first) => {
                 let first = first as u32;
                 (first..first + self.n as u32)
@@ -446,7 +450,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// The context address of vector `k` in view of a per-lane context field at `base`
     /// (16 bytes a vector), as an address value and a constant offset.
     pub fn ctx_vector(&mut self, base: i32, k: usize) -> (Value, i32) {
-        match self.chunk {
+        match self.chunk_start() {
             ChunkStart::Fixed(first) => (self.ctx, base + 16 * (first + k) as i32),
             ChunkStart::Dynamic(first) => {
                 let bytes = self.b.ins().ishl_imm_u(first, 4);
@@ -668,7 +672,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Call a helper; returns its status.
     pub fn call_helper(&mut self, helper: Helper, op: u32, exec_bits: Value, pc: u32) -> Value {
         // Helpers see whole waves; chunk-major loops hold only ops that need none.
-        debug_assert!(self.bailout.is_none(), "helper call in a chunk-major loop (pc 0x{pc:x})");
+        debug_assert!(self.chunk_loop.is_none(), "helper call in a chunk-major loop (pc 0x{pc:x})");
         let addr = self.b.ins().iconst(I64, self.env.helper_address(helper) as i64);
         let op = self.b.ins().iconst(I32, op as i64);
         let pc = self.b.ins().iconst(I32, pc as i64);

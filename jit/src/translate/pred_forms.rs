@@ -74,7 +74,7 @@ impl Translator<'_, '_> {
     pub fn record_pred_form(&mut self, inst: &Instruction, cc: IntCC, pc: u32) -> bool {
         if !self.full
             || inst.guard.is_some()
-            || self.bailout.is_some()
+            || self.chunk_loop.is_some()
             || !self.shadows_are_empty()
             || self.preds.get(inst.rd as usize).is_none()
         {

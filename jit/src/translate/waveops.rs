@@ -19,7 +19,7 @@ impl Translator<'_, '_> {
         // Every lane runs it and (but for `wave_broadcast`, which reads the first active
         // lane's, lane 0's here) rs2 is the same in all of them: vector code.
         let uniform_selector = || self.wave_operand_stride(inst, pc, Slot::Rs2) == Some(0);
-        if self.full && self.bailout.is_none() {
+        if self.full && self.chunk_loop.is_none() {
             match inst.op {
                 Op::WaveShuffleXor if uniform_selector() => {
                     self.uniform_shuffle_xor(inst);
