@@ -26,14 +26,29 @@ enum Variant {
     FaultAt(u32),
     /// Float accumulators (`fma acc, x, x, acc`, NaN-sticky) fed the loaded bits.
     Float,
+    /// Three trips for every lane: control is uniform, so the counter and the address are
+    /// scalar shadows of one vector's lane 0, checked at each chunk's start.
+    Uniform,
+    /// A loop nested in the body (`trips` trips of its own) adds its counter to r20.
+    Nested,
 }
 
-/// Thread g loops `(tid & 7) + 3` trips, loading in[g + trip] (r60 = in), and folds each word
+/// Thread g loops `(tid & 7) + 3` trips (`Uniform`: 3), loading in[g + trip] (r60 = in), and folds each word
 /// into every accumulator with its lane and thread id; then stores the accumulators to
 /// out[g * ACCUMULATORS + a] (r61 = out) and, where the body's last compare held, its trip
 /// count after them.
 fn kernel(variant: Variant) -> wave_isa::ValidKernel {
     let mut body = String::new();
+    if variant == Variant::Nested {
+        body += "        mov_imm r19, 0
+        loop
+            ucmp_lt p0, r19, r8
+            break !p0
+            iadd r20, r20, r19
+            iadd r19, r19, r10
+        endloop
+";
+    }
     for a in 0..ACCUMULATORS {
         let r = 20 + a;
         if variant == Variant::Float {
@@ -67,6 +82,7 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
         Variant::Guarded => ("    mov_imm r18, 5\n    ucmp_lt p3, r1, r18\n    if p3\n", "    endif\n"),
         _ => ("", ""),
     };
+    let trips = if variant == Variant::Uniform { "mov_imm r8, 0" } else { "and r8, r1, r7" };
     let init: String = (0..ACCUMULATORS).map(|a| format!("    mov_imm r{}, {}\n", 20 + a, a * 3)).collect();
     common::assembled(
         &format!(
@@ -80,7 +96,7 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
     mov_imm r5, 4
     imad r6, r4, r5, r60
     mov_imm r7, 7
-    and r8, r1, r7
+    {trips}
     mov_imm r7, 3
     iadd r8, r8, r7
     mov_imm r9, 0
@@ -125,7 +141,7 @@ fn dispatch(w: u32, threads_per_group: u32, limit: u64) -> Dispatch {
 
 #[test]
 fn every_chunk_runs_from_its_own_state() {
-    for variant in [Variant::Plain, Variant::Guarded, Variant::Float] {
+    for variant in [Variant::Plain, Variant::Guarded, Variant::Float, Variant::Uniform, Variant::Nested] {
         let k = kernel(variant);
         for w in WIDTHS {
             // Two full waves; and one and a half (a partial last wave).
