@@ -39,17 +39,7 @@ fn the_high_word_of_a_ballot_varies_after_a_divergent_if() {
 ",
         "ballot_high.wave",
     );
-    for w in WIDTHS {
-        let d = Dispatch {
-            wave_width: w,
-            grid: [2, 1, 1],
-            workgroup: [64, 1, 1],
-            initial_registers: vec![(2, 0x100)],
-            threads: 1,
-            ..Dispatch::default()
-        };
-        check_completes(&k, &d, 4096);
-    }
+    check_every_width(&k);
 }
 
 /// A uniform counter r9 that a loop's ballot overwrites at W = 64 (as rd + 1): the loop's
@@ -87,6 +77,11 @@ fn a_ballot_in_a_loop_overwrites_the_register_after_rd() {
 ",
         "ballot_loop.wave",
     );
+    check_every_width(&k);
+}
+
+/// Two workgroups of 64 threads (r2 = 0x100), against the interpreter at every width.
+fn check_every_width(k: &wave_isa::ValidKernel) {
     for w in WIDTHS {
         let d = Dispatch {
             wave_width: w,
@@ -96,6 +91,6 @@ fn a_ballot_in_a_loop_overwrites_the_register_after_rd() {
             threads: 1,
             ..Dispatch::default()
         };
-        check_completes(&k, &d, 4096);
+        check_completes(k, &d, 4096);
     }
 }

@@ -238,7 +238,7 @@ impl Translator<'_, '_> {
     ) -> Result<Option<(StackSlot, ChunkHome)>, JitError> {
         let stride = 16 * wave.n as i32;
         let bytes = stride as u32 * entry.len() as u32;
-        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4));
+        let slot = self.chunk_home_area(bytes);
         let home = self.b.ins().stack_addr(I64, slot, 0);
         let flags = MemFlagsData::new().with_notrap();
         let groups = entry.len();
@@ -377,6 +377,24 @@ impl Translator<'_, '_> {
                 let v = self.b.ins().load(I32X4, flags, home, g as i32 * stride + 16 * k as i32);
                 self.b.def_var(var, v);
                 record.reloads[g].push(v);
+            }
+        }
+    }
+
+    /// The stack slot of run-time chunk loops' homes, grown to at least `bytes` (chunk-major
+    /// loops do not nest, so each has it to itself while it runs).
+    fn chunk_home_area(&mut self, bytes: u32) -> StackSlot {
+        match self.chunk_home_area {
+            Some(slot) => {
+                let data = &mut self.b.func.sized_stack_slots[slot];
+                data.size = data.size.max(bytes);
+                slot
+            }
+            None => {
+                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4);
+                let slot = self.b.create_sized_stack_slot(data);
+                self.chunk_home_area = Some(slot);
+                slot
             }
         }
     }

@@ -131,6 +131,9 @@ pub struct Translator<'a, 'f> {
     first_loop_fn: usize,
     /// The stack area loop functions take the wave state in (sized for the largest).
     state_area: Option<StackSlot>,
+    /// The stack home of run-time chunk loops (one after another share it: sized for the
+    /// largest).
+    chunk_home_area: Option<StackSlot>,
     /// The static instruction counts of the kernel's regions.
     pub costs: &'a CostModel,
     /// Writes that need no blend, as (statement offset, register or predicate): see
@@ -295,6 +298,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             loop_fns: Vec::new(),
             first_loop_fn,
             state_area: None,
+            chunk_home_area: None,
             costs: &analyses.costs,
             unblended: &analyses.unblended,
             op_offset: 0,
