@@ -420,7 +420,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         vec![v; self.n]
     }
 
-    /// Lane ids 0..W as vectors (of the vectors in view: see [`Translator::chunk`]).
+    /// Lane ids 0..W as vectors (of the vectors in view: see [`Translator::chunk_start`]).
     pub fn lane_ids(&mut self) -> Vec<Value> {
         match self.chunk_start() {
             ChunkStart::Fixed(first) => {
