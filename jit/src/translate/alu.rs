@@ -49,7 +49,7 @@ impl Translator<'_, '_> {
         }
         let mask = self.op_mask(inst.guard);
         let (rd, a, b, c) = (inst.rd, inst.rs1, inst.rs2, inst.rs3);
-        let n = self.n;
+        let n = self.wave.n;
         macro_rules! bin {
             ($f:ident) => {{
                 let x = self.reg(a as u32);
@@ -191,7 +191,7 @@ impl Translator<'_, '_> {
         let mask = self.op_mask(inst.guard);
         let x = self.reg(inst.rs1 as u32);
         let amounts = self.reg(inst.rs2 as u32);
-        let result: Vec<Value> = (0..self.n)
+        let result: Vec<Value> = (0..self.wave.n)
             .map(|k| {
                 let amount = self.lane0(amounts[k]);
                 let amount = self.b.ins().band_imm_u(amount, 31);
@@ -213,7 +213,7 @@ impl Translator<'_, '_> {
             Some(sr @ (SpecialReg::ThreadIdX | SpecialReg::ThreadIdY | SpecialReg::ThreadIdZ)) => {
                 let dim = sr as usize - SpecialReg::ThreadIdX as usize;
                 let base = self.env.thread_id_offset(dim);
-                (0..self.n)
+                (0..self.wave.n)
                     .map(|k| {
                         let (at, offset) = self.ctx_vector(base, k);
                         let flags = super::ctx_flags().with_readonly().with_can_move();
@@ -228,7 +228,7 @@ impl Translator<'_, '_> {
                 let lane0 = self.load_ctx(I32, self.env.special_offset(sr as u8));
                 let v = self.b.ins().splat(I32X4, lane0);
                 self.note_lane0(v, lane0);
-                vec![v; self.n]
+                vec![v; self.wave.n]
             }
             None => self.zeros(),
         }

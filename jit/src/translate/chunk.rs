@@ -27,7 +27,7 @@
 
 use super::loop_fn::LoopState;
 use super::shadow::ShadowPlan;
-use super::{ChunkLoop, ChunkStart, Translator};
+use super::{ChunkLoop, ChunkStart, Translator, WaveState};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32X4, I64};
@@ -38,15 +38,6 @@ use cranelift_frontend::Variable;
 use wave_isa::analysis::cost::Cost;
 use wave_isa::opcodes::Role;
 use wave_isa::{FuncId, Op, StateRef, Stmt, StmtKind};
-
-/// The wave state a chunk view replaces: registers, predicates, exec and live masks.
-struct WaveView {
-    regs: Vec<Option<Vec<Variable>>>,
-    preds: Vec<Vec<Variable>>,
-    exec: Vec<Variable>,
-    live: Vec<Variable>,
-    n: usize,
-}
 
 /// The stack home of a run-time chunk loop's state, by group (in [`LoopState`]'s `in`
 /// order): what [`super::loop_fn::prune_loop_state`] needs to drop the stores nothing reads
@@ -229,7 +220,7 @@ impl Translator<'_, '_> {
         &mut self,
         state: &LoopState,
         entry: &[Vec<Value>],
-        wave: &WaveView,
+        wave: &WaveState,
         group: usize,
         run: &ChunkRun,
         offset: u32,
@@ -314,7 +305,7 @@ impl Translator<'_, '_> {
         }
         let exec = load_group(self, &mut record, masks);
         let live = load_group(self, &mut record, masks + 1);
-        let view = WaveView { regs, preds, exec, live, n: group };
+        let view = WaveState { regs, preds, exec, live, n: group };
         let view_vars: Vec<Variable> = view
             .regs
             .iter()
@@ -366,12 +357,12 @@ impl Translator<'_, '_> {
     /// predicates and exec from their home.
     fn reload_written(&mut self, state: &LoopState, slot: StackSlot, record: &mut ChunkHome) {
         let home = self.b.ins().stack_addr(I64, slot, 0);
-        let stride = 16 * self.n as i32;
+        let stride = 16 * self.wave.n as i32;
         let flags = MemFlagsData::new().with_notrap();
         let mut groups: Vec<(Vec<Variable>, usize)> =
             state.written_regs.iter().map(|&r| (self.reg_vars(r), state.group_of_reg(r))).collect();
         groups.extend(state.written_preds.iter().map(|&p| (self.pred_vars(p), state.group_of_pred(p))));
-        groups.push((self.exec.clone(), state.regs.len() + state.preds.len()));
+        groups.push((self.wave.exec.clone(), state.regs.len() + state.preds.len()));
         for (vars, g) in groups {
             for (k, &var) in vars.iter().enumerate() {
                 let v = self.b.ins().load(I32X4, flags, home, g as i32 * stride + 16 * k as i32);
@@ -428,31 +419,20 @@ impl Translator<'_, '_> {
     }
 
     /// Put `view` in place (or an empty one) and return the state it replaced.
-    fn swap_view(&mut self, view: Option<WaveView>) -> WaveView {
-        let view = view.unwrap_or(WaveView {
-            regs: Vec::new(),
-            preds: Vec::new(),
-            exec: Vec::new(),
-            live: Vec::new(),
-            n: 0,
-        });
-        WaveView {
-            regs: std::mem::replace(&mut self.regs, view.regs),
-            preds: std::mem::replace(&mut self.preds, view.preds),
-            exec: std::mem::replace(&mut self.exec, view.exec),
-            live: std::mem::replace(&mut self.live, view.live),
-            n: std::mem::replace(&mut self.n, view.n),
-        }
+    fn swap_view(&mut self, view: Option<WaveState>) -> WaveState {
+        std::mem::replace(&mut self.wave, view.unwrap_or_default())
     }
 
     /// Make vectors `chunk..chunk + group` of the wave state the whole state.
-    fn set_chunk_view(&mut self, wave: &WaveView, chunk: usize, group: usize) {
+    fn set_chunk_view(&mut self, wave: &WaveState, chunk: usize, group: usize) {
         let r = chunk..chunk + group;
-        self.regs = wave.regs.iter().map(|vs| vs.as_ref().map(|vs| vs[r.clone()].to_vec())).collect();
-        self.preds = wave.preds.iter().map(|vs| vs[r.clone()].to_vec()).collect();
-        self.exec = wave.exec[r.clone()].to_vec();
-        self.live = wave.live[r].to_vec();
-        self.n = group;
+        self.wave = WaveState {
+            regs: wave.regs.iter().map(|vs| vs.as_ref().map(|vs| vs[r.clone()].to_vec())).collect(),
+            preds: wave.preds.iter().map(|vs| vs[r.clone()].to_vec()).collect(),
+            exec: wave.exec[r.clone()].to_vec(),
+            live: wave.live[r].to_vec(),
+            n: group,
+        };
         self.chunk_loop_mut().start = ChunkStart::Fixed(chunk);
     }
 }

@@ -272,7 +272,7 @@ impl Translator<'_, '_> {
             self.b.switch_to_block(after);
             return;
         }
-        let live_vars = self.live.clone();
+        let live_vars = self.wave.live.clone();
         let live = self.get(&live_vars);
         let live = self.and_not(&live, leaving);
         self.set(&live_vars, &live);

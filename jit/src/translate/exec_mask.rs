@@ -12,13 +12,13 @@ use cranelift_frontend::Variable;
 impl Translator<'_, '_> {
     /// The lanes running now.
     pub fn exec_mask(&mut self) -> Vec<Value> {
-        let vars = self.exec.clone();
+        let vars = self.wave.exec.clone();
         self.get(&vars)
     }
 
     /// Make `mask` the running lanes.
     pub fn set_exec_mask(&mut self, mask: &[Value]) {
-        let vars = self.exec.clone();
+        let vars = self.wave.exec.clone();
         self.set(&vars, mask);
     }
 

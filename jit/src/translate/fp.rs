@@ -30,7 +30,7 @@ impl Translator<'_, '_> {
         if !super::rules::is_native(inst.op) {
             return self.lane_helper(inst, pc);
         }
-        let n = self.n;
+        let n = self.wave.n;
         let (a, b) = (inst.rs1 as u32, inst.rs2 as u32);
         let unary = |t: &mut Self, f: &dyn Fn(&mut Self, Value) -> Value| -> Vec<Value> {
             let x = t.reg(a);
@@ -169,7 +169,7 @@ impl Translator<'_, '_> {
             let x = self.reg(inst.rs1 as u32);
             let y = self.reg(inst.rs2 as u32);
             let z = if inst.op == Op::Fma { Some(self.reg(inst.rs3 as u32)) } else { None };
-            let result: Vec<Value> = (0..self.n)
+            let result: Vec<Value> = (0..self.wave.n)
                 .map(|k| {
                     let (fx, fy) = (self.as_f32(x[k]), self.as_f32(y[k]));
                     let r = match (inst.op, &z) {
@@ -210,7 +210,7 @@ impl Translator<'_, '_> {
         self.b.ins().brif(any, exact, &[], done, &[]);
         self.continue_in(exact);
         for (r, vals) in &before {
-            if let Some(vars) = self.regs.get(*r as usize).cloned().flatten() {
+            if let Some(vars) = self.wave.regs.get(*r as usize).cloned().flatten() {
                 self.set(&vars, vals);
             }
         }
@@ -220,7 +220,7 @@ impl Translator<'_, '_> {
             if inst.op == Op::Fma {
                 operands.push(self.reg(inst.rs3 as u32));
             }
-            let result: Vec<Value> = (0..self.n)
+            let result: Vec<Value> = (0..self.wave.n)
                 .map(|k| {
                     let lanes: Vec<Value> = operands.iter().map(|o| o[k]).collect();
                     self.first_nan_rule(inst.op, &lanes)
@@ -241,7 +241,7 @@ impl Translator<'_, '_> {
         let mut nan_lanes: Option<Vec<Value>> = None;
         for pair in values.chunks(2) {
             let (x, y) = (&pair[0], pair.get(1).unwrap_or(&pair[0]));
-            let unordered: Vec<Value> = (0..self.n)
+            let unordered: Vec<Value> = (0..self.wave.n)
                 .map(|k| {
                     let (fx, fy) = (self.as_f32(x[k]), self.as_f32(y[k]));
                     self.b.ins().fcmp(FloatCC::Unordered, fx, fy)

@@ -232,7 +232,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// What a loop with this body reads and writes of the wave state.
     fn loop_state(&self, body: &[Stmt]) -> LoopState {
         let mut regs = vec![false; 256];
-        let mut preds = vec![false; self.preds.len()];
+        let mut preds = vec![false; self.wave.preds.len()];
         let mut note = |named: StateRef| {
             let slot = match named {
                 StateRef::Reg(r) => regs.get_mut(r as usize),
@@ -263,7 +263,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             .chain([None, None])
             .collect();
         let live_out = vec![true; written_regs.len() + written_preds.len() + 1];
-        LoopState { regs, preds, written_regs, written_preds, vectors: self.n, live_out, unexposed }
+        LoopState { regs, preds, written_regs, written_preds, vectors: self.wave.n, live_out, unexposed }
     }
 
     /// The variables of the state groups in their order in the area: the `in` groups, or
@@ -273,9 +273,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             if written { (&state.written_regs, &state.written_preds) } else { (&state.regs, &state.preds) };
         let mut groups: Vec<Vec<Variable>> = regs.iter().map(|&r| self.reg_vars(r)).collect();
         groups.extend(preds.iter().map(|&p| self.pred_vars(p)));
-        groups.push(self.exec.clone());
+        groups.push(self.wave.exec.clone());
         if !written {
-            groups.push(self.live.clone());
+            groups.push(self.wave.live.clone());
         }
         groups
     }
@@ -336,12 +336,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         t.region = f.region;
         let zero = t.zeros();
         for &r in &f.state.regs {
-            t.regs[r as usize] = Some(t.new_vars(&zero));
+            t.wave.regs[r as usize] = Some(t.new_vars(&zero));
         }
         // Predicates the body does not name are never read; they still need variables.
-        t.preds = (0..super::PREDICATES).map(|_| t.new_vars(&zero)).collect();
-        t.exec = t.new_vars(&zero);
-        t.live = t.new_vars(&zero);
+        t.wave.preds = (0..super::PREDICATES).map(|_| t.new_vars(&zero)).collect();
+        t.wave.exec = t.new_vars(&zero);
+        t.wave.live = t.new_vars(&zero);
         let groups = t.state_groups(&f.state, false);
         t.load_groups(&groups, t.params[1], 0, f.state.stride());
         t

@@ -66,7 +66,7 @@ impl Translator<'_, '_> {
         let base = self.memory_base(local);
         let nregs = (bytes / 4).max(1) as usize;
         let width = bytes.min(4);
-        let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.n); nregs];
+        let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.wave.n); nregs];
         for &a in addr {
             let lane_ptrs: Vec<Value> =
                 (0..4u8).map(|lane| self.lane_pointer(base, a, lane, local)).collect();
@@ -94,8 +94,8 @@ impl Translator<'_, '_> {
         let base = self.memory_base(local);
         let nregs = (bytes / 4).max(1) as usize;
         let width = bytes.min(4);
-        let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.n); nregs];
-        for k in 0..self.n {
+        let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.wave.n); nregs];
+        for k in 0..self.wave.n {
             let first = self.first_active_address(pc, addr[k], mask[k], AddressShape::Same);
             // Checked with every lane active, the address passed its bounds check: no mask.
             let wrap = local && !(self.flags.checked && self.full);
@@ -116,7 +116,7 @@ impl Translator<'_, '_> {
     /// out instead). Checked code whose bounds check lane 0 decides needs no such test: lane 0
     /// passed it with 16 bytes of room.
     fn load_consecutive(&mut self, pc: u32, addr: &[Value], mask: &[Value], local: bool) -> Vec<Value> {
-        let firsts: Vec<Value> = (0..self.n)
+        let firsts: Vec<Value> = (0..self.wave.n)
             .map(|k| self.first_active_address(pc, addr[k], mask[k], AddressShape::Consecutive))
             .collect();
         let base = self.memory_base(local);
@@ -136,7 +136,7 @@ impl Translator<'_, '_> {
         }
         let lanes = self.b.create_block();
         let join = self.b.create_block();
-        for _ in 0..self.n {
+        for _ in 0..self.wave.n {
             self.b.append_block_param(join, I32X4);
         }
         self.b.set_cold_block(lanes);
@@ -159,7 +159,7 @@ impl Translator<'_, '_> {
         let first = self.lane0(addr[0]);
         let base = self.memory_base(local);
         let p = self.scalar_pointer(base, first, false);
-        (0..self.n).map(|k| self.b.ins().load(I32X4, plain_memory(), p, 16 * k as i32)).collect()
+        (0..self.wave.n).map(|k| self.b.ins().load(I32X4, plain_memory(), p, 16 * k as i32)).collect()
     }
 
     /// A 16-byte load at `base + offset` (the offset masked into the local buffer with `wrap`).
@@ -223,7 +223,7 @@ impl Translator<'_, '_> {
         let word = self.b.ins().load(I32, plain_memory(), p, 0);
         self.b.ins().store(scratch_memory(), word, slot, self.env.scratch_offset(OUT_SLOT));
         let next = self.b.ins().iadd_imm_u(byte, 4);
-        let more = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, 16 * self.n as i64);
+        let more = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, 16 * self.wave.n as i64);
         self.b.ins().brif(more, head, &[next.into()], after, &[]);
         self.b.switch_to_block(after);
         self.reload(OUT_SLOT)
@@ -282,7 +282,7 @@ impl Translator<'_, '_> {
             let local = matches!(inst.op.class(), Class::LocalLoad | Class::LocalStore);
             return match stride {
                 0 => AddressShape::Same,
-                4 if self.full && self.n > 1 && self.flags.checked && self.lane0_decides(pc, local) => {
+                4 if self.full && self.wave.n > 1 && self.flags.checked && self.lane0_decides(pc, local) => {
                     AddressShape::WaveConsecutive
                 }
                 4 => AddressShape::Consecutive,
@@ -307,7 +307,7 @@ impl Translator<'_, '_> {
     fn wave_consecutive(&self, inst: &Instruction, pc: u32) -> bool {
         let local = matches!(inst.op.class(), Class::LocalLoad | Class::LocalStore);
         self.full
-            && self.n > 1
+            && self.wave.n > 1
             && self.chunk_loop.is_none()
             && self.flags.checked
             && self.lane0_decides(pc, local)
@@ -362,7 +362,7 @@ impl Translator<'_, '_> {
     fn fault_candidates(&mut self, local: bool, bytes: u32, addr: &[Value], mask: &[Value]) -> Vec<Value> {
         let lim = self.load_ctx(I32, self.env.limit_offset(local, bytes.trailing_zeros()));
         let lim = self.b.ins().splat(I32X4, lim);
-        (0..self.n)
+        (0..self.wave.n)
             .map(|k| {
                 let f = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, addr[k], lim);
                 if self.full {
@@ -391,14 +391,14 @@ impl Translator<'_, '_> {
             // The last vector's lane 0, in 64 bits: past 2^32 it is out of bounds, not wrapped.
             let first = self.lane0(addr[0]);
             let first = self.b.ins().uextend(I64, first);
-            let top = self.b.ins().iadd_imm_u(first, 16 * (self.n as i64 - 1));
+            let top = self.b.ins().iadd_imm_u(first, 16 * (self.wave.n as i64 - 1));
             let lim = self.load_ctx(I32, self.env.limit_offset(local, 16u32.trailing_zeros()));
             let lim = self.b.ins().uextend(I64, lim);
             return self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, top, lim);
         }
         let lane0_decides = shape != AddressShape::Scattered && self.lane0_decides(pc, local);
         let mut top: Option<Value> = None;
-        for k in 0..self.n {
+        for k in 0..self.wave.n {
             let a = if lane0_decides {
                 self.lane0(addr[k])
             } else if self.full {
@@ -652,8 +652,8 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(inline);
         let base = self.memory_base(true);
         let neutral = self.vconst4([identity; 4]);
-        let mut old = Vec::with_capacity(self.n);
-        for k in 0..self.n {
+        let mut old = Vec::with_capacity(self.wave.n);
+        for k in 0..self.wave.n {
             let v = if self.full { value[k] } else { self.b.ins().blendv(mask[k], value[k], neutral) };
             let mut olds = self.vconst4([0; 4]);
             for lane in 0..4u8 {

@@ -83,15 +83,11 @@ pub struct Translator<'a, 'f> {
     pub kernel: &'a Kernel,
     pub env: &'a dyn WaveEnv,
     pub flags: Flags,
-    /// Vectors per register: W / 4.
-    pub n: usize,
     /// The function's parameters; the first is the context.
     pub params: Vec<Value>,
     pub ctx: Value,
-    regs: Vec<Option<Vec<Variable>>>,
-    preds: Vec<Vec<Variable>>,
-    pub exec: Vec<Variable>,
-    pub live: Vec<Variable>,
+    /// The wave's registers, predicates and masks (in a chunk-major loop: the chunk's).
+    pub wave: WaveState,
     pub cf: ControlStack,
     /// Block taking a status (i32) and returning it.
     pub exit: Block,
@@ -148,6 +144,21 @@ pub struct Translator<'a, 'f> {
     spare_vars: HashMap<Type, Vec<Variable>>,
     /// Variables declared so far (new ones, not reused).
     declared_vars: usize,
+}
+
+/// The wave state the translation reads and writes, as frontend variables: per register
+/// and predicate its W/4 vectors, the exec mask (the lanes running now) and the live mask
+/// (the lanes the wave has). A chunk-major loop puts a chunk's part in its place.
+#[derive(Clone, Debug, Default)]
+pub struct WaveState {
+    /// Per register (0..256), its vectors; none for a register the kernel does not use.
+    regs: Vec<Option<Vec<Variable>>>,
+    /// Per predicate, its vectors (lane masks).
+    preds: Vec<Vec<Variable>>,
+    pub exec: Vec<Variable>,
+    pub live: Vec<Variable>,
+    /// Vectors per register: W / 4 (in a chunk-major loop, the chunk's).
+    pub n: usize,
 }
 
 /// What the translation knows about the lanes that run the statements being translated: the
@@ -272,13 +283,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             kernel,
             env,
             flags,
-            n,
             params,
             ctx,
-            regs: vec![None; 256],
-            preds: Vec::new(),
-            exec: Vec::new(),
-            live: Vec::new(),
+            wave: WaveState { regs: vec![None; 256], n, ..WaveState::default() },
             cf: ControlStack::default(),
             exit,
             wave_start: None,
@@ -337,13 +344,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             let init = self.load_ctx(I32, self.env.init_reg_offset(r as u8));
             let v = self.b.ins().splat(I32X4, init);
             self.note_lane0(v, init);
-            let vars = self.new_vars(&vec![v; self.n]);
-            self.regs[r] = Some(vars);
+            let vars = self.new_vars(&vec![v; self.wave.n]);
+            self.wave.regs[r] = Some(vars);
         }
         let zero = self.zeros();
         for _ in 0..PREDICATES {
             let vars = self.new_vars(&zero);
-            self.preds.push(vars);
+            self.wave.preds.push(vars);
         }
         // live = lane < live_lanes; a constant when every wave is full (the engine then
         // passes live_lanes = W).
@@ -355,8 +362,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             let iota = self.lane_ids();
             iota.iter().map(|&l| self.b.ins().icmp(IntCC::UnsignedLessThan, l, count)).collect()
         };
-        self.live = self.new_vars(&live);
-        self.exec = self.new_vars(&live);
+        self.wave.live = self.new_vars(&live);
+        self.wave.exec = self.new_vars(&live);
     }
 
     /// One variable per vector, defined here (from the spare ones where there are).
@@ -410,14 +417,14 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     pub fn zeros(&mut self) -> Vec<Value> {
         let z = self.vconst4([0; 4]);
-        vec![z; self.n]
+        vec![z; self.wave.n]
     }
 
     pub fn splat_u32(&mut self, x: u32) -> Vec<Value> {
         let v = self.vconst4([x; 4]);
         let lane0 = self.b.ins().iconst(I32, x as i32 as i64);
         self.note_lane0(v, lane0);
-        vec![v; self.n]
+        vec![v; self.wave.n]
     }
 
     /// Lane ids 0..W as vectors (of the vectors in view: see [`Translator::chunk_start`]).
@@ -425,7 +432,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         match self.chunk_start() {
             ChunkStart::Fixed(first) => {
                 let first = first as u32;
-                (first..first + self.n as u32)
+                (first..first + self.wave.n as u32)
                     .map(|k| {
                         let v = self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]);
                         let lane0 = self.b.ins().iconst(I32, 4 * k as i64);
@@ -438,7 +445,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let first = self.b.ins().ireduce(I32, first);
                 let first_lane = self.b.ins().ishl_imm_u(first, 2);
                 let splat = self.b.ins().splat(I32X4, first_lane);
-                (0..self.n as u32)
+                (0..self.wave.n as u32)
                     .map(|k| {
                         let offsets = self.vconst4([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]);
                         let v = self.b.ins().iadd(splat, offsets);
@@ -470,7 +477,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         if let Some(vs) = self.shadowed_reg(r) {
             return vs;
         }
-        match self.regs.get(r as usize).cloned().flatten() {
+        match self.wave.regs.get(r as usize).cloned().flatten() {
             Some(vars) => self.get(&vars),
             None => self.zeros(),
         }
@@ -479,7 +486,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Write register `r` on the lanes of `mask` (the op's mask; all lanes when `full`).
     pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
         debug_assert!(!self.is_shadowed_reg(r), "vector write to shadowed r{r}");
-        let Some(vars) = self.regs.get(r as usize).cloned().flatten() else { return };
+        let Some(vars) = self.wave.regs.get(r as usize).cloned().flatten() else { return };
         if self.writes_every_lane(StateRef::Reg(r)) {
             self.set(&vars, vals);
             return;
@@ -503,7 +510,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// `mask ? new : old`, lane by lane.
     pub fn blend(&mut self, mask: &[Value], new: &[Value], old: &[Value]) -> Vec<Value> {
-        (0..self.n).map(|k| self.b.ins().blendv(mask[k], new[k], old[k])).collect()
+        (0..self.wave.n).map(|k| self.b.ins().blendv(mask[k], new[k], old[k])).collect()
     }
 
     pub fn pred(&mut self, p: u32) -> Vec<Value> {
@@ -513,7 +520,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         if let Some(vs) = self.pred_form_masks(p) {
             return vs;
         }
-        match self.preds.get(p as usize).cloned() {
+        match self.wave.preds.get(p as usize).cloned() {
             Some(vars) => self.get(&vars),
             None => self.zeros(),
         }
@@ -523,7 +530,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         debug_assert!(!self.is_shadowed_pred(p), "vector write to shadowed p{p}");
         // A blend reads the old value, and the variables must hold what the form stood for.
         self.materialize_pred_form(p);
-        let Some(vars) = self.preds.get(p as usize).cloned() else { return };
+        let Some(vars) = self.wave.preds.get(p as usize).cloned() else { return };
         if self.writes_every_lane(StateRef::Pred(p as u8)) {
             self.set(&vars, vals);
             return;
@@ -535,17 +542,17 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Whether the kernel uses register `r` (it then has variables).
     pub fn has_register(&self, r: u32) -> bool {
-        self.regs.get(r as usize).is_some_and(Option::is_some)
+        self.wave.regs.get(r as usize).is_some_and(Option::is_some)
     }
 
     /// The variables of register `r` (none for an unused register).
     pub fn reg_vars(&self, r: u32) -> Vec<Variable> {
-        self.regs.get(r as usize).cloned().flatten().unwrap_or_default()
+        self.wave.regs.get(r as usize).cloned().flatten().unwrap_or_default()
     }
 
     /// The variables of predicate `p`.
     pub fn pred_vars(&self, p: u32) -> Vec<Variable> {
-        self.preds.get(p as usize).cloned().unwrap_or_default()
+        self.wave.preds.get(p as usize).cloned().unwrap_or_default()
     }
 
     /// The lanes where a predicate reference (maybe negated) holds.
@@ -600,17 +607,17 @@ impl<'a, 'f> Translator<'a, 'f> {
     // ---- mask arithmetic ----------------------------------------------------------------
 
     pub fn and(&mut self, a: &[Value], c: &[Value]) -> Vec<Value> {
-        (0..self.n).map(|k| self.b.ins().band(a[k], c[k])).collect()
+        (0..self.wave.n).map(|k| self.b.ins().band(a[k], c[k])).collect()
     }
     pub fn or(&mut self, a: &[Value], c: &[Value]) -> Vec<Value> {
-        (0..self.n).map(|k| self.b.ins().bor(a[k], c[k])).collect()
+        (0..self.wave.n).map(|k| self.b.ins().bor(a[k], c[k])).collect()
     }
     /// a ∧ ¬c
     pub fn and_not(&mut self, a: &[Value], c: &[Value]) -> Vec<Value> {
-        (0..self.n).map(|k| self.b.ins().band_not(a[k], c[k])).collect()
+        (0..self.wave.n).map(|k| self.b.ins().band_not(a[k], c[k])).collect()
     }
     pub fn not(&mut self, a: &[Value]) -> Vec<Value> {
-        (0..self.n).map(|k| self.b.ins().bnot(a[k])).collect()
+        (0..self.wave.n).map(|k| self.b.ins().bnot(a[k])).collect()
     }
 
     /// Whether any lane of a mask is set (an i8 truth value).
@@ -665,7 +672,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Load scratch slot `slot` as a register's vectors.
     pub fn reload(&mut self, slot: usize) -> Vec<Value> {
-        (0..self.n)
+        (0..self.wave.n)
             .map(|k| {
                 let off = self.env.scratch_offset(slot) + 16 * k as i32;
                 self.b.ins().load(I32X4, ctx_flags(), self.ctx, off)

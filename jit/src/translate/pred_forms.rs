@@ -76,7 +76,7 @@ impl Translator<'_, '_> {
             || inst.guard.is_some()
             || self.chunk_loop.is_some()
             || !self.shadows_are_empty()
-            || self.preds.get(inst.rd as usize).is_none()
+            || self.wave.preds.get(inst.rd as usize).is_none()
         {
             return false;
         }
@@ -183,7 +183,7 @@ impl Translator<'_, '_> {
         // As `x cc u`, `x` rising with the lane where the lanes do not wrap.
         let cc = if form.varying_left { holds } else { holds.swap_args() };
         let signed = is_signed(cc);
-        let last_wide = self.last_lane_wide(signed, form.x0, form.stride, 4 * self.n);
+        let last_wide = self.last_lane_wide(signed, form.x0, form.stride, 4 * self.wave.n);
         let every = if matches!(
             cc,
             IntCC::SignedLessThan

@@ -462,7 +462,7 @@ impl Translator<'_, '_> {
     /// The vectors in view of `base + lane × stride` with lane 0 `lane0`: vector k is
     /// `affine_vector(lane0 + 4k × stride)`.
     pub(super) fn affine_vectors(&mut self, lane0: Value, stride: u32) -> Vec<Value> {
-        (0..self.n)
+        (0..self.wave.n)
             .map(|k| {
                 let first = match (k as u32).wrapping_mul(4).wrapping_mul(stride) {
                     0 => lane0,
@@ -543,7 +543,7 @@ impl Translator<'_, '_> {
             }
         };
         let leaves_cc = if pred.negated { cc.complement() } else { cc };
-        let lanes = 4 * self.n;
+        let lanes = 4 * self.wave.n;
         Some(self.some_lane_satisfies(leaves_cc, varying_is_left, x0, stride, u, lanes))
     }
 

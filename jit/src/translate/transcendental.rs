@@ -65,7 +65,7 @@ impl Translator<'_, '_> {
         };
         let mask = self.op_mask(inst.guard);
         let x = self.reg(inst.rs1 as u32);
-        let special: Vec<Value> = (0..self.n)
+        let special: Vec<Value> = (0..self.wave.n)
             .map(|k| {
                 let uncovered = match op {
                     Transcendental::Exp2 => self.exp2_uncovered(x[k]),

@@ -85,7 +85,7 @@ impl Translator<'_, '_> {
         let m64 = self.b.ins().uextend(I64, m);
         let vector_bits = self.b.ins().ushr_imm_s(m64, 2);
         let vector_bits = self.b.ins().ishl_imm_s(vector_bits, 4);
-        let slot_bytes = 16 * self.n as i64;
+        let slot_bytes = 16 * self.wave.n as i64;
         let vector_bits = self.b.ins().band_imm_u(vector_bits, slot_bytes - 1);
         // Byte b of a vector comes from byte b ^ 4·(m & 3).
         let lane_bits = self.b.ins().band_imm_u(m, 3);
@@ -97,7 +97,7 @@ impl Translator<'_, '_> {
         let order = self.b.ins().bxor(iota, lane_bits);
         let zero = self.vconst4([0; 4]);
         let slot = self.env.scratch_offset(0);
-        let out: Vec<Value> = (0..self.n)
+        let out: Vec<Value> = (0..self.wave.n)
             .map(|j| {
                 let from = self.b.ins().bxor_imm_u(vector_bits, 16 * j as i64);
                 let at = self.b.ins().iadd(self.ctx, from);
@@ -120,8 +120,8 @@ impl Translator<'_, '_> {
     fn spill_between_zeros(&mut self, src: &[Value]) -> i32 {
         let data = self.env.scratch_offset(1);
         let zero = self.vconst4([0; 4]);
-        let wave_bytes = 16 * self.n as i32;
-        for k in 0..self.n as i32 {
+        let wave_bytes = 16 * self.wave.n as i32;
+        for k in 0..self.wave.n as i32 {
             self.b.ins().store(ctx_flags(), zero, self.ctx, data - wave_bytes + 16 * k);
             self.b.ins().store(ctx_flags(), zero, self.ctx, data + wave_bytes + 16 * k);
         }
@@ -152,8 +152,9 @@ impl Translator<'_, '_> {
         } else {
             self.b.ins().isub(self.ctx, bytes)
         };
-        let out: Vec<Value> =
-            (0..self.n).map(|k| self.b.ins().load(I32X4, ctx_flags(), at, data + 16 * k as i32)).collect();
+        let out: Vec<Value> = (0..self.wave.n)
+            .map(|k| self.b.ins().load(I32X4, ctx_flags(), at, data + 16 * k as i32))
+            .collect();
         let mask = self.op_mask(inst.guard);
         self.set_reg(inst.rd as u32, &out, &mask);
     }
@@ -167,7 +168,7 @@ impl Translator<'_, '_> {
         let value = self.b.ins().load(I32, ctx_flags(), at, data);
         let v = self.b.ins().splat(I32X4, value);
         self.note_lane0(v, value);
-        let out = vec![v; self.n];
+        let out = vec![v; self.wave.n];
         let mask = self.op_mask(inst.guard);
         self.set_reg(inst.rd as u32, &out, &mask);
     }
@@ -225,7 +226,7 @@ impl Translator<'_, '_> {
             let swapped = self.shuffle_lanes(total, lanes);
             total = combine(self, total, swapped);
         }
-        let out = vec![total; self.n];
+        let out = vec![total; self.wave.n];
         self.set_reg(inst.rd as u32, &out, mask);
     }
 
@@ -235,7 +236,7 @@ impl Translator<'_, '_> {
         let src = self.reg(inst.rs1 as u32);
         let zero = self.vconst4([0; 4]);
         let mut carry = zero;
-        let mut out = Vec::with_capacity(self.n);
+        let mut out = Vec::with_capacity(self.wave.n);
         for (&v, &m) in src.iter().zip(mask) {
             let v = self.b.ins().band(v, m);
             // Inclusive sums inside the vector: add it moved up one lane, then two.
