@@ -1,6 +1,6 @@
 //! Chunk-major loops too large to unroll once per chunk run as one copy in a run-time loop
 //! over the chunks, their state in a stack home (`translate::chunk`). Against the interpreter
-//! at every width (the body below is unrolled at W = 4..16 and looped at W = 32 and 64): lane
+//! at every width (the body below is unrolled at W = 4 and 8, looped at W = 16, 32 and 64): lane
 //! and thread ids read inside the body (the chunk's place is a run-time value there), a
 //! predicate and registers written in the body and read after it, lanes leaving at different
 //! trips, partial waves, chunks with no active lane, a fault in a later chunk, NaN operands
@@ -12,8 +12,8 @@ mod common;
 use common::{check, run_both, WIDTHS};
 use wave_runtime::Dispatch;
 
-/// Accumulators r20..r20+ACCUMULATORS: enough carried registers that a chunk holds two
-/// vectors, and ops enough (six per accumulator) that four chunks are too many to unroll.
+/// Accumulators r20..r20+ACCUMULATORS: enough carried registers that a chunk holds one
+/// vector, and ops enough (six per accumulator) that four chunks are too many to unroll.
 const ACCUMULATORS: u32 = 30;
 
 /// What a variant of the kernel adds.
@@ -29,12 +29,12 @@ enum Variant {
     /// Three trips for every lane: control is uniform, so the counter and the address are
     /// scalar shadows of one vector's lane 0, checked at each chunk's start.
     Uniform,
-    /// A loop nested in the body (`trips` trips of its own) adds its counter to r20.
+    /// A loop nested in the body (as many trips as the outer one) adds its counter to r20.
     Nested,
 }
 
-/// Thread g loops `(tid & 7) + 3` trips (`Uniform`: 3), loading in[g + trip] (r60 = in), and folds each word
-/// into every accumulator with its lane and thread id; then stores the accumulators to
+/// Thread g loops `(tid & 7) + 3` trips (`Uniform`: 3), loading in[g + trip] (r60 = in), and
+/// folds each word into every accumulator with its lane and thread id; then stores the accumulators to
 /// out[g * ACCUMULATORS + a] (r61 = out) and, where the body's last compare held, its trip
 /// count after them.
 fn kernel(variant: Variant) -> wave_isa::ValidKernel {
