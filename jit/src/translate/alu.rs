@@ -216,9 +216,8 @@ impl Translator<'_, '_> {
                 (0..self.wave.n)
                     .map(|k| {
                         let (at, offset) = self.ctx_vector(base, k);
-                        let flags = super::ctx_flags().with_readonly().with_can_move();
-                        let v = self.b.ins().load(I32X4, flags, at, offset);
-                        let lane0 = self.b.ins().load(I32, flags, at, offset);
+                        let v = self.load_ctx_at(I32X4, at, offset);
+                        let lane0 = self.load_ctx_at(I32, at, offset);
                         self.note_lane0(v, lane0);
                         v
                     })

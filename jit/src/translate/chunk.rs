@@ -31,9 +31,7 @@ use super::{ChunkLoop, ChunkStart, Translator, WaveState};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32X4, I64};
-use cranelift_codegen::ir::{
-    Block, Inst, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, Value,
-};
+use cranelift_codegen::ir::{Block, Inst, InstBuilder, MemFlagsData, StackSlot, Value};
 use cranelift_frontend::Variable;
 use wave_isa::analysis::cost::Cost;
 use wave_isa::opcodes::Role;
@@ -229,7 +227,8 @@ impl Translator<'_, '_> {
     ) -> Result<Option<(StackSlot, ChunkHome)>, JitError> {
         let stride = 16 * wave.n as i32;
         let bytes = stride as u32 * entry.len() as u32;
-        let slot = self.chunk_home_area(bytes);
+        // Chunk-major loops do not nest, so each has the shared home to itself while it runs.
+        let slot = super::grown_slot(&mut self.b, &mut self.chunk_home_area, bytes);
         let home = self.b.ins().stack_addr(I64, slot, 0);
         let flags = MemFlagsData::new().with_notrap();
         let groups = entry.len();
@@ -319,23 +318,10 @@ impl Translator<'_, '_> {
         self.chunk_loop_mut().start = ChunkStart::Dynamic(first);
         let result = self.run_chunk(run, offset, body, func);
         if result.is_ok() {
-            // Written state back to its home: registers, predicates, exec (in `in` order).
-            let written = state.written_regs.iter().map(|&r| (StateRef::Reg(r), state.group_of_reg(r)));
-            let written = written.chain(
-                state.written_preds.iter().map(|&p| (StateRef::Pred(p as u8), state.group_of_pred(p))),
-            );
-            let mut written: Vec<(Vec<Value>, usize)> = written
-                .map(|(named, g)| {
-                    let vars = match named {
-                        StateRef::Reg(r) => self.reg_vars(r),
-                        StateRef::Pred(p) => self.pred_vars(p as u32),
-                    };
-                    (self.get(&vars), g)
-                })
-                .collect();
-            written.push((self.exec_mask(), masks));
-            for (values, g) in written {
-                for (j, &v) in values.iter().enumerate() {
+            // The written state back to its home.
+            for (vars, g) in self.written_groups(state) {
+                for (j, &var) in vars.iter().enumerate() {
+                    let v = self.b.use_var(var);
                     let store = self.b.ins().store(flags, v, base, g as i32 * stride + 16 * j as i32);
                     record.back_stores[g].push(store);
                 }
@@ -359,11 +345,7 @@ impl Translator<'_, '_> {
         let home = self.b.ins().stack_addr(I64, slot, 0);
         let stride = 16 * self.wave.n as i32;
         let flags = MemFlagsData::new().with_notrap();
-        let mut groups: Vec<(Vec<Variable>, usize)> =
-            state.written_regs.iter().map(|&r| (self.reg_vars(r), state.group_of_reg(r))).collect();
-        groups.extend(state.written_preds.iter().map(|&p| (self.pred_vars(p), state.group_of_pred(p))));
-        groups.push((self.wave.exec.clone(), state.regs.len() + state.preds.len()));
-        for (vars, g) in groups {
+        for (vars, g) in self.written_groups(state) {
             for (k, &var) in vars.iter().enumerate() {
                 let v = self.b.ins().load(I32X4, flags, home, g as i32 * stride + 16 * k as i32);
                 self.b.def_var(var, v);
@@ -372,22 +354,15 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// The stack slot of run-time chunk loops' homes, grown to at least `bytes` (chunk-major
-    /// loops do not nest, so each has it to itself while it runs).
-    fn chunk_home_area(&mut self, bytes: u32) -> StackSlot {
-        match self.chunk_home_area {
-            Some(slot) => {
-                let data = &mut self.b.func.sized_stack_slots[slot];
-                data.size = data.size.max(bytes);
-                slot
-            }
-            None => {
-                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4);
-                let slot = self.b.create_sized_stack_slot(data);
-                self.chunk_home_area = Some(slot);
-                slot
-            }
-        }
+    /// The variables of the state a chunk-major loop writes, with their groups in the home:
+    /// registers, predicates, exec (in [`LoopState`]'s `in` order). Those of the state in
+    /// view: a chunk's at a chunk's end, the wave's after the loop.
+    fn written_groups(&self, state: &LoopState) -> Vec<(Vec<Variable>, usize)> {
+        let mut groups: Vec<(Vec<Variable>, usize)> =
+            state.written_regs.iter().map(|&r| (self.reg_vars(r), state.group_of_reg(r))).collect();
+        groups.extend(state.written_preds.iter().map(|&p| (self.pred_vars(p), state.group_of_pred(p))));
+        groups.push((self.wave.exec.clone(), state.regs.len() + state.preds.len()));
+        groups
     }
 
     /// Where the vectors in view start (the wave's first, outside chunk-major loops).

@@ -12,7 +12,7 @@ use super::{Analyses, Region, Translator};
 use crate::abi::Helper;
 use crate::error::JitError;
 use cranelift_codegen::ir::types::{I32X4, I64};
-use cranelift_codegen::ir::{Function, Inst, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value};
+use cranelift_codegen::ir::{Function, Inst, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use std::collections::{HashMap, HashSet};
@@ -212,20 +212,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// The address of the stack area for loop state, grown to at least `bytes`.
     fn state_area(&mut self, bytes: usize) -> Value {
-        let bytes = bytes as u32;
-        let slot = match self.state_area {
-            Some(slot) => {
-                let data = &mut self.b.func.sized_stack_slots[slot];
-                data.size = data.size.max(bytes);
-                slot
-            }
-            None => {
-                let slot =
-                    self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4));
-                self.state_area = Some(slot);
-                slot
-            }
-        };
+        let slot = super::grown_slot(&mut self.b, &mut self.state_area, bytes as u32);
         self.b.ins().stack_addr(I64, slot, 0)
     }
 

@@ -36,7 +36,8 @@ use control::ControlStack;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8X16};
 use cranelift_codegen::ir::{
-    Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot, Type, Value,
+    Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot, StackSlotData,
+    StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
@@ -66,6 +67,23 @@ pub struct Flags {
     /// then wrap past the top of the address space, so lane 0 of a vector no longer bounds the
     /// addresses of its other lanes (see [`window_wraps`]).
     pub window_wraps: bool,
+}
+
+/// The stack area `slot` (16-byte aligned), made or grown to at least `bytes`: one area
+/// serves a function's uses one after another, sized for the largest.
+fn grown_slot(b: &mut FunctionBuilder, slot: &mut Option<StackSlot>, bytes: u32) -> StackSlot {
+    match *slot {
+        Some(s) => {
+            let data = &mut b.func.sized_stack_slots[s];
+            data.size = data.size.max(bytes);
+            s
+        }
+        None => {
+            let s = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4));
+            *slot = Some(s);
+            s
+        }
+    }
 }
 
 /// Whether device memory of `size` bytes makes [`Flags::window_wraps`]: some in-bounds
@@ -658,8 +676,14 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Load a context field that stays constant while the wave runs (bases, sizes, limits,
     /// ids): marked read-only and movable, so Cranelift keeps one copy and hoists it.
     pub fn load_ctx(&mut self, ty: Type, offset: i32) -> Value {
+        self.load_ctx_at(ty, self.ctx, offset)
+    }
+
+    /// [`Translator::load_ctx`] at `at + offset`, `at` an address inside the context (an entry
+    /// of a per-lane field or a table picked at run time).
+    pub fn load_ctx_at(&mut self, ty: Type, at: Value, offset: i32) -> Value {
         let flags = ctx_flags().with_readonly().with_can_move();
-        self.b.ins().load(ty, flags, self.ctx, offset)
+        self.b.ins().load(ty, flags, at, offset)
     }
 
     /// Store a register's vectors into scratch slot `slot`.

@@ -19,7 +19,7 @@
 //! helper call per wave and one libm call per lane, the bundled softmax spent about 40 % of
 //! its time in `fexp2`.
 
-use super::{ctx_flags, lane_order, Translator};
+use super::{lane_order, Translator};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I64, I8X16};
@@ -180,7 +180,7 @@ impl Translator<'_, '_> {
                 let i = self.b.ins().uextend(I64, i);
                 let byte = self.b.ins().ishl_imm_s(i, 3);
                 let at = self.b.ins().iadd(self.ctx, byte);
-                self.b.ins().load(F64, ctx_flags().with_readonly().with_can_move(), at, table)
+                self.load_ctx_at(F64, at, table)
             })
             .collect();
         let pair = self.b.ins().scalar_to_vector(F64X2, entries[0]);
