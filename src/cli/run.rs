@@ -234,10 +234,15 @@ pub fn run(args: RunArgs) -> CliResult {
         EngineKind::Jit if args.trace => {
             return Err("unsupported: --trace with --engine jit (use --engine interp)".into())
         }
-        EngineKind::Jit if args.no_fallback => {
-            Box::new(wave_jit_codegen::JitEngine::strict().with_stats(args.stats))
+        EngineKind::Jit => {
+            // Strict: declined kernels fail, small dispatches compile (no interpreter twin).
+            let jit = if args.no_fallback {
+                wave_jit_codegen::JitEngine::strict()
+            } else {
+                wave_jit_codegen::jit_engine()
+            };
+            Box::new(jit.with_stats(args.stats))
         }
-        EngineKind::Jit => Box::new(wave_jit_codegen::jit_engine().with_stats(args.stats)),
     };
     let (module, _) = super::load(&args.file, args.encoding)?;
     let kernel = match &args.kernel {

@@ -42,6 +42,11 @@ pub fn scratch(file: &str, test: &str) -> PathBuf {
     dir
 }
 
+/// Whether the JIT wrote code dumps into `dir` (`WAVE_JIT_DUMP=dir`): it compiled something.
+pub fn has_code_dumps(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some())
+}
+
 /// `test` could not run here (`why`). A loud notice on stderr, or a panic under
 /// [`REQUIRE_EXTERNAL`].
 pub fn did_not_run(test: &str, why: &str) {
