@@ -4,6 +4,7 @@
 //! and, for the JIT, uniformity and lane-affine values ([`uniformity`]).
 
 pub mod cost;
+pub mod induction;
 mod uniformity;
 
 pub use uniformity::{uniformity, uniformity_with, StmtUniformity, Uniformity, UniformityOptions, Value};

@@ -34,7 +34,7 @@
 
 use crate::instr::Instruction;
 use crate::ir::{Block, FuncId, Kernel, Stmt, StmtKind, MAX_CALL_DEPTH};
-use crate::opcodes::{Class, Kind, Op, Role, SpecialReg};
+use crate::opcodes::{Class, Kind, Op, Role, Slot, SpecialReg};
 use std::collections::HashMap;
 
 /// What is known about a 32-bit register or a predicate across the active lanes of a wave.
@@ -134,6 +134,11 @@ impl Uniformity {
     /// for every statement: treat as varying and divergent).
     pub fn get(&self, func: FuncId, offset: u32) -> Option<&StmtUniformity> {
         self.stmts.get(&(func, offset))
+    }
+    /// What is known about the operand in `slot` of the op `inst` at `offset`.
+    pub fn operand(&self, func: FuncId, offset: u32, inst: &Instruction, slot: Slot) -> Option<Value> {
+        let info = self.get(func, offset)?;
+        inst.operands().zip(&info.operands).find(|((spec, _), _)| spec.slot == slot).map(|(_, &v)| v)
     }
     /// Whether the value written by the statement is uniform (false when unknown).
     pub fn result_is_uniform(&self, func: FuncId, offset: u32) -> bool {

@@ -14,6 +14,8 @@
 //! `fadd`/`fmul`/`fma`, or a vector needing more trips than the budget pays for jumps to a
 //! bail-out that runs the loop wave-major from its entry state, which behaves exactly as the
 //! interpreter (the loop's wave-major function, compiled on first use: see [`super::loop_fn`]).
+//! Where the loop counts its trips, its loads' bounds are instead checked once, for every trip,
+//! before the first chunk ([`super::loop_bounds`]); a possible fault takes the same bail-out.
 //! Accumulators that only accumulate (`fma acc, a, b, acc`) keep a NaN to the loop's end, so
 //! their operands are not tested per trip: one test of the accumulators at each vector's loop
 //! exit takes the same bail-out (`nan_sticky_accumulators`). With a budget, the wave pays
@@ -116,12 +118,14 @@ impl Translator<'_, '_> {
         });
         let longest = self.scoped_var(I64);
         self.b.def_var(longest, zero);
+        let checked_at_entry = self.check_loads_at_entry(offset, body, func, bail);
         let wave = self.swap_view(None);
         self.chunk_loop = Some(ChunkLoop {
             start: ChunkStart::Fixed(0),
             bailout: bail,
             trips: None,
             nan_deferred: nan_sticky_accumulators(body),
+            checked_at_entry,
         });
         // Shadows stand for one vector's lane 0, so a loop with them runs a vector at a time.
         let group = if shadows.is_some() { 1 } else { vectors_per_chunk(body, wave.n) };
@@ -368,6 +372,12 @@ impl Translator<'_, '_> {
     /// Where the vectors in view start (the wave's first, outside chunk-major loops).
     pub fn chunk_start(&self) -> ChunkStart {
         self.chunk_loop.as_ref().map_or(ChunkStart::Fixed(0), |c| c.start)
+    }
+
+    /// Whether the load at `pc` was bounds-checked for every trip at its chunk-major loop's
+    /// entry (see [`super::loop_bounds`]).
+    pub fn checked_at_entry(&self, pc: u32) -> bool {
+        self.chunk_loop.as_ref().is_some_and(|c| c.checked_at_entry.contains(&pc))
     }
 
     /// Where a possible fault in a chunk-major loop leaves for its wave-major copy (none

@@ -46,7 +46,7 @@ impl Translator<'_, '_> {
             }
             shape => shape,
         };
-        if self.flags.checked {
+        if self.flags.checked && !self.checked_at_entry(pc) {
             self.bounds_check(inst, pc, shape, &addr, &mask);
         }
         let vals = match shape {
@@ -699,11 +699,7 @@ impl Translator<'_, '_> {
 /// How the operand in `slot` of `inst` varies across the lanes the analysis `shapes` describes
 /// (one vector's or the whole wave's): `base + lane × stride`, or unknown.
 fn stride_in(shapes: &Uniformity, func: FuncId, inst: &Instruction, pc: u32, slot: Slot) -> Option<u32> {
-    let info = shapes.get(func, pc)?;
-    inst.operands()
-        .zip(&info.operands)
-        .find(|((spec, _), _)| spec.slot == slot)
-        .and_then(|(_, value)| value.stride())
+    shapes.operand(func, pc, inst, slot)?.stride()
 }
 
 /// The context's scratch slots: plain memory, never trapping.

@@ -21,6 +21,7 @@ pub mod count;
 pub mod env;
 pub mod exec_mask;
 pub mod fp;
+pub mod loop_bounds;
 pub mod loop_fn;
 pub mod mem;
 pub mod pred_forms;
@@ -221,6 +222,40 @@ pub struct ChunkLoop {
     /// Accumulators whose NaN test waits for the loop's end (see
     /// `chunk::nan_sticky_accumulators`).
     pub nan_deferred: Vec<u32>,
+    /// Offsets of the loads whose every address the loop's entry checked.
+    pub checked_at_entry: Vec<u32>,
+}
+
+/// A lane-wise fold of 32-bit lanes (a wave reduction, the range of a loop's addresses).
+#[derive(Clone, Copy, Debug)]
+pub enum LaneFold {
+    Add,
+    UMin,
+    UMax,
+    SMin,
+    SMax,
+}
+
+impl LaneFold {
+    /// What a lane that takes no part contributes.
+    fn identity(self) -> u32 {
+        match self {
+            LaneFold::Add | LaneFold::UMax => 0,
+            LaneFold::UMin => u32::MAX,
+            LaneFold::SMin => i32::MAX as u32,
+            LaneFold::SMax => i32::MIN as u32,
+        }
+    }
+
+    fn combine(self, b: &mut FunctionBuilder, x: Value, y: Value) -> Value {
+        match self {
+            LaneFold::Add => b.ins().iadd(x, y),
+            LaneFold::UMin => b.ins().umin(x, y),
+            LaneFold::UMax => b.ins().umax(x, y),
+            LaneFold::SMin => b.ins().smin(x, y),
+            LaneFold::SMax => b.ins().smax(x, y),
+        }
+    }
 }
 
 /// Where the vectors a chunk-major loop has in view start among the wave's (see [`chunk`]):
@@ -474,6 +509,28 @@ impl<'a, 'f> Translator<'a, 'f> {
                     .collect()
             }
         }
+    }
+
+    /// `fold` over the lanes of `values` that `mask` keeps (the others count as its
+    /// identity), the total in every lane of the result.
+    pub fn fold_lanes(&mut self, values: &[Value], mask: &[Value], fold: LaneFold) -> Value {
+        let identity = self.vconst4([fold.identity(); 4]);
+        let kept: Vec<Value> =
+            values.iter().zip(mask).map(|(&v, &m)| self.b.ins().bitselect(m, v, identity)).collect();
+        self.fold_every_lane(&kept, fold)
+    }
+
+    /// `fold` over every lane of `values`, the total in every lane of the result.
+    pub fn fold_every_lane(&mut self, values: &[Value], fold: LaneFold) -> Value {
+        let identity = self.vconst4([fold.identity(); 4]);
+        let mut total =
+            values.iter().copied().reduce(|a, v| fold.combine(&mut self.b, a, v)).unwrap_or(identity);
+        // Across the four lanes: every lane ends with the whole.
+        for lanes in [[2, 3, 0, 1], [1, 0, 3, 2]] {
+            let swapped = self.shuffle_lanes(total, lanes);
+            total = fold.combine(&mut self.b, total, swapped);
+        }
+        total
     }
 
     /// The context address of vector `k` in view of a per-lane context field at `base`

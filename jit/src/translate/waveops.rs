@@ -5,7 +5,7 @@
 //! `_down`: the butterflies and shifts of reductions, scans and softmax; `wave_shuffle` of
 //! one lane) and `wave_broadcast`.
 
-use super::{ctx_flags, Translator};
+use super::{ctx_flags, LaneFold, Translator};
 use crate::abi::{helper_op, Helper, OUT_SLOT};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -41,7 +41,7 @@ impl Translator<'_, '_> {
             }
         }
         let mask = self.op_mask(inst.guard);
-        if let Some(reduction) = Reduction::of(inst.op) {
+        if let Some(reduction) = reduction_of(inst.op) {
             self.wave_reduce(inst, reduction, &mask);
             return Ok(());
         }
@@ -174,58 +174,22 @@ impl Translator<'_, '_> {
     }
 }
 
-/// The wave reductions: `semantics::wave_reduce_add`, `_min` and `_max` (unsigned).
-#[derive(Clone, Copy)]
-enum Reduction {
-    Add,
-    Min,
-    Max,
-}
-
-impl Reduction {
-    fn of(op: Op) -> Option<Reduction> {
-        match op {
-            Op::WaveReduceAdd => Some(Reduction::Add),
-            Op::WaveReduceMin => Some(Reduction::Min),
-            Op::WaveReduceMax => Some(Reduction::Max),
-            _ => None,
-        }
-    }
-
-    /// The value an inactive lane contributes: the operation's identity.
-    fn identity(self) -> u32 {
-        match self {
-            Reduction::Add | Reduction::Max => 0,
-            Reduction::Min => u32::MAX,
-        }
+/// The wave reductions (`semantics::wave_reduce_add`, `_min` and `_max`, unsigned) as folds.
+fn reduction_of(op: Op) -> Option<LaneFold> {
+    match op {
+        Op::WaveReduceAdd => Some(LaneFold::Add),
+        Op::WaveReduceMin => Some(LaneFold::UMin),
+        Op::WaveReduceMax => Some(LaneFold::UMax),
+        _ => None,
     }
 }
 
 impl Translator<'_, '_> {
     /// `wave_reduce_* rd, rs1`: the active lanes' values combined, to every active lane (with
     /// no active lane nothing is written, so the helper's 0 for that case never shows).
-    fn wave_reduce(&mut self, inst: &Instruction, reduction: Reduction, mask: &[Value]) {
+    fn wave_reduce(&mut self, inst: &Instruction, reduction: LaneFold, mask: &[Value]) {
         let src = self.reg(inst.rs1 as u32);
-        let identity = self.vconst4([reduction.identity(); 4]);
-        let combine = |t: &mut Self, a: Value, b: Value| match reduction {
-            Reduction::Add => t.b.ins().iadd(a, b),
-            Reduction::Min => t.b.ins().umin(a, b),
-            Reduction::Max => t.b.ins().umax(a, b),
-        };
-        let mut acc: Option<Value> = None;
-        for (&v, &m) in src.iter().zip(mask) {
-            let v = self.b.ins().bitselect(m, v, identity);
-            acc = Some(match acc {
-                Some(a) => combine(self, a, v),
-                None => v,
-            });
-        }
-        let mut total = acc.unwrap_or(identity);
-        // Across the four lanes: every lane ends with the whole.
-        for lanes in [[2, 3, 0, 1], [1, 0, 3, 2]] {
-            let swapped = self.shuffle_lanes(total, lanes);
-            total = combine(self, total, swapped);
-        }
+        let total = self.fold_lanes(&src, mask, reduction);
         let out = vec![total; self.wave.n];
         self.set_reg(inst.rd as u32, &out, mask);
     }
