@@ -6,6 +6,7 @@
 //! Every statement is walked whatever the mask (ir.rs), so barriers inside empty bodies are
 //! still reached, exactly as the interpreter. What the walk counts is kept by [`super::count`].
 
+use super::exec_mask::LoopMasks;
 use super::fp::is_nan_order_sensitive;
 use super::{Region, Translator};
 use crate::abi::{status, Helper};
@@ -21,14 +22,13 @@ use wave_isa::{FuncId, Kernel, PredRef, StateRef, Stmt, StmtKind};
 
 /// One open construct that `break`/`continue`/`return` refer to.
 pub enum Frame {
-    /// Lanes that broke out (rejoin at the exit) and lanes that continued (rejoin at the latch);
+    /// The lanes that broke out (rejoin at the exit) and that continued (rejoin at the latch);
     /// the latch and exit blocks, targets of uniform `continue`/`break`; the loop's body
     /// (where a `break`/`continue` sits decides which barriers a jump must still pass).
     /// `masked_exit`: some lanes may have left through the masks (not by a real branch).
     /// `latch`/`exit` gather the jumps of uniform `continue`s and `break`s.
     Loop {
-        brk: Vec<Variable>,
-        cont: Vec<Variable>,
+        masks: LoopMasks,
         latch: super::count::Join,
         exit: super::count::Join,
         body: *const [Stmt],
@@ -130,12 +130,12 @@ impl Translator<'_, '_> {
                         let merge =
                             self.coherent_then(every_lane, &entry, then_body, else_body, has_else, func)?;
                         let p = self.pred_ref(*pred);
-                        (Some(merge), self.and(&entry, &p), self.and_not(&entry, &p))
+                        let (then_mask, else_mask) = self.cond_split(&entry, &p);
+                        (Some(merge), then_mask, else_mask)
                     }
                     None => {
                         let p = self.pred_ref(*pred);
-                        let then_mask = self.and(&entry, &p);
-                        let else_mask = self.and_not(&entry, &p);
+                        let (then_mask, else_mask) = self.cond_split(&entry, &p);
                         let coherent = if has_copy {
                             let every_lane = self.all_true(&then_mask);
                             Some(self.coherent_then(
@@ -158,8 +158,7 @@ impl Translator<'_, '_> {
                 let (then_result, after_then, else_result) = self.in_region(bodies, |t| {
                     t.set_exec_mask(&then_mask);
                     let then_result = t.block(then_body, func);
-                    let after_then = t.exec_mask();
-                    t.set_exec_mask(&else_mask);
+                    let after_then = t.cond_invert(&else_mask);
                     if has_else {
                         t.count(Cost::marker());
                     }
@@ -167,9 +166,7 @@ impl Translator<'_, '_> {
                 });
                 then_result?;
                 else_result?;
-                let after_else = self.exec_mask();
-                let merged = self.or(&after_then, &after_else);
-                self.set_exec_mask(&merged);
+                self.cond_merge(&after_then);
                 if let Some(mut merge) = coherent {
                     let edge = self.edge(&mut merge);
                     self.b.ins().jump(edge, &[]);
@@ -181,14 +178,14 @@ impl Translator<'_, '_> {
             StmtKind::Loop { body, .. } => self.loop_(s.offset, body, func),
             StmtKind::Break { pred } | StmtKind::Continue { pred } => {
                 let is_break = matches!(s.kind, StmtKind::Break { .. });
-                let Some(Frame::Loop { brk, cont, body, .. }) = self.cf.innermost_loop() else {
+                let Some(Frame::Loop { masks, body, .. }) = self.cf.innermost_loop() else {
                     // The validator rules this out.
                     return Err(JitError::Codegen(format!(
                         "a loop exit outside a loop at byte 0x{:x}",
                         s.offset
                     )));
                 };
-                let (brk, cont, body) = (brk.clone(), cont.clone(), *body);
+                let (masks, body) = (masks.clone(), *body);
                 // SAFETY: `body` points to the loop body inside `self.kernel`, which outlives the
                 // translation; the frame is popped before the body's translation ends.
                 let body: &[Stmt] = unsafe { &*body };
@@ -207,10 +204,7 @@ impl Translator<'_, '_> {
                     let staying = self.pending;
                     self.skip(&body[at + 1..], true);
                     if is_break {
-                        let exec = self.exec_mask();
-                        let acc = self.get(&brk);
-                        let acc = self.or(&acc, &exec);
-                        self.set(&brk, &acc);
+                        self.break_all(&masks);
                         // The `endloop` this last trip reaches.
                         self.count(Cost::marker());
                     }
@@ -227,11 +221,8 @@ impl Translator<'_, '_> {
                 if let Some(Frame::Loop { masked_exit, .. }) = self.cf.frames.last_mut() {
                     *masked_exit = true;
                 }
-                let target = if is_break { brk } else { cont };
-                let exec = self.exec_mask();
-                let p = self.pred_ref(*pred);
-                let leaving = self.and(&exec, &p);
-                self.leave_lanes(&leaving, &target);
+                let gathered = if is_break { &masks.broke } else { &masks.continued };
+                self.leave_where(*pred, gathered);
                 Ok(())
             }
             StmtKind::Call { func: callee, .. } => self.call(*callee, s.offset),
@@ -276,9 +267,7 @@ impl Translator<'_, '_> {
         let live = self.get(&live_vars);
         let live = self.and_not(&live, leaving);
         self.set(&live_vars, &live);
-        let exec = self.exec_mask();
-        let exec = self.and_not(&exec, leaving);
-        self.set_exec_mask(&exec);
+        self.retire_lanes(leaving);
         let any = self.any(&live);
         let next = self.b.create_block();
         if self.flags.fuel {
@@ -477,9 +466,7 @@ impl Translator<'_, '_> {
             self.settle(offset);
         }
         let at_header = self.pending;
-        let zero = self.zeros();
-        let brk = self.new_vars(&zero);
-        let cont = self.new_vars(&zero);
+        let masks = self.loop_begin();
         let header = self.b.create_block();
         let latch = self.join();
         let exit = self.join();
@@ -497,10 +484,9 @@ impl Translator<'_, '_> {
             }
         }
         self.b.switch_to_block(header);
-        self.set(&cont, &zero);
+        self.trip_begin(&masks);
         self.cf.frames.push(Frame::Loop {
-            brk: brk.clone(),
-            cont: cont.clone(),
+            masks: masks.clone(),
             latch,
             exit,
             body: body as *const [Stmt],
@@ -524,7 +510,7 @@ impl Translator<'_, '_> {
         // Latch: continuing lanes rejoin; repeat while any lane is left.
         self.enter(latch, offset);
         self.count(Cost::marker());
-        let next = if has_own_continue(body) { self.rejoin_lanes(&cont) } else { self.exec_mask() };
+        let next = self.trip_end(&masks, has_own_continue(body));
         let iteration =
             if self.flags.fuel { self.iteration_counted(&at_header, offset)? } else { Cost::ZERO };
         let repeat = if self.flags.fuel { self.b.create_block() } else { header };
@@ -540,10 +526,7 @@ impl Translator<'_, '_> {
             self.repeat_trip(header, iteration, offset);
         }
         self.enter(exit, offset);
-        let broke = self.get(&brk);
-        self.set_exec_mask(&broke);
-        self.release_vars(I32X4, &brk);
-        self.release_vars(I32X4, &cont);
+        self.loop_end(masks);
         Ok(())
     }
 

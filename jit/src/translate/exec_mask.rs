@@ -2,12 +2,27 @@
 //! `exec` (one `I32X4` variable per vector); lanes leave it for a construct's gathering mask
 //! (`break`, `continue`, `return`: [`Translator::leave_lanes`]), rejoin from one where the
 //! construct ends ([`Translator::rejoin_lanes`]), or it is replaced outright at a branch of an
-//! `if` or a loop's exit ([`Translator::set_exec_mask`]). Control flow (`control`) speaks in
-//! these verbs, not in loads and stores of the variables.
+//! `if` or a loop's exit ([`Translator::set_exec_mask`]). An `if` splits the lanes, inverts to
+//! its `else` side and merges them ([`Translator::cond_split`], [`Translator::cond_invert`],
+//! [`Translator::cond_merge`]); a loop gathers its broken and continued lanes in
+//! [`LoopMasks`] ([`Translator::loop_begin`] to [`Translator::loop_end`]). Control flow
+//! (`control`) speaks in these verbs, not in loads and stores of the variables.
 
 use super::Translator;
+use cranelift_codegen::ir::types::I32X4;
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::Variable;
+use wave_isa::PredRef;
+
+/// The lanes a loop gathers while it runs: those that broke out (they run again after the
+/// loop) and those that continued (they run again at the next trip).
+#[derive(Clone)]
+pub struct LoopMasks {
+    pub broke: Vec<Variable>,
+    pub continued: Vec<Variable>,
+    /// No lane, made before the loop (the continued lanes restart from it every trip).
+    none: Vec<Value>,
+}
 
 impl Translator<'_, '_> {
     /// The lanes running now.
@@ -28,6 +43,20 @@ impl Translator<'_, '_> {
         let gathered = self.get(into);
         let gathered = self.or(&gathered, leaving);
         self.set(into, &gathered);
+        self.retire_lanes(leaving);
+    }
+
+    /// The running lanes where `pred` holds leave for the mask gathered in `into` (a
+    /// `break`, `continue` or `return` some lanes take).
+    pub fn leave_where(&mut self, pred: PredRef, into: &[Variable]) {
+        let exec = self.exec_mask();
+        let p = self.pred_ref(pred);
+        let leaving = self.and(&exec, &p);
+        self.leave_lanes(&leaving, into);
+    }
+
+    /// Lanes `leaving` stop running, gathered nowhere (they halt).
+    pub fn retire_lanes(&mut self, leaving: &[Value]) {
         let exec = self.exec_mask();
         let exec = self.and_not(&exec, leaving);
         self.set_exec_mask(&exec);
@@ -40,5 +69,67 @@ impl Translator<'_, '_> {
         let joined = self.or(&exec, &gathered);
         self.set_exec_mask(&joined);
         joined
+    }
+
+    /// An `if` opens (cond push): the lanes of `entry` split by `pred` into those taking
+    /// `then` and those taking `else`.
+    pub fn cond_split(&mut self, entry: &[Value], pred: &[Value]) -> (Vec<Value>, Vec<Value>) {
+        (self.and(entry, pred), self.and_not(entry, pred))
+    }
+
+    /// The `then` side is done (cond invert): the `else` lanes run. Returns the lanes that
+    /// left `then` still running.
+    pub fn cond_invert(&mut self, else_mask: &[Value]) -> Vec<Value> {
+        let after_then = self.exec_mask();
+        self.set_exec_mask(else_mask);
+        after_then
+    }
+
+    /// The `if` closes (cond pop): the lanes running after either side run on.
+    pub fn cond_merge(&mut self, after_then: &[Value]) {
+        let after_else = self.exec_mask();
+        let merged = self.or(after_then, &after_else);
+        self.set_exec_mask(&merged);
+    }
+
+    /// A loop opens: no lane has broken out or continued yet.
+    pub fn loop_begin(&mut self) -> LoopMasks {
+        let none = self.zeros();
+        let broke = self.new_vars(&none);
+        let continued = self.new_vars(&none);
+        LoopMasks { broke, continued, none }
+    }
+
+    /// A trip starts: no lane has continued in it yet.
+    pub fn trip_begin(&mut self, masks: &LoopMasks) {
+        self.set(&masks.continued, &masks.none);
+    }
+
+    /// Every running lane breaks out together (a uniform `break` taken as a real branch):
+    /// they join the broken lanes; the code after the branch does not run.
+    pub fn break_all(&mut self, masks: &LoopMasks) {
+        let exec = self.exec_mask();
+        let broke = self.get(&masks.broke);
+        let broke = self.or(&broke, &exec);
+        self.set(&masks.broke, &broke);
+    }
+
+    /// A trip ends (at the latch): lanes that continued run again beside those that reached
+    /// the end (`has_continue`: the body has a `continue` of its own). Returns the lanes for
+    /// the next trip.
+    pub fn trip_end(&mut self, masks: &LoopMasks, has_continue: bool) -> Vec<Value> {
+        if has_continue {
+            self.rejoin_lanes(&masks.continued)
+        } else {
+            self.exec_mask()
+        }
+    }
+
+    /// The loop closes: the lanes that broke out are the running ones.
+    pub fn loop_end(&mut self, masks: LoopMasks) {
+        let broke = self.get(&masks.broke);
+        self.set_exec_mask(&broke);
+        self.release_vars(I32X4, &masks.broke);
+        self.release_vars(I32X4, &masks.continued);
     }
 }
