@@ -26,6 +26,10 @@ enum Variant {
     FaultAt(u32),
     /// Float accumulators (`fma acc, x, x, acc`, NaN-sticky) fed the loaded bits.
     Float,
+    /// The same fed finite values (the loaded bits with the exponent's top bit clear): no NaN
+    /// sends the loop to its bail-out, so the accumulators, 30 of them and so kept in the
+    /// loop's home (`HOMED_ACCUMULATORS`), reach the end through it.
+    FiniteFloat,
     /// Three trips for every lane: control is uniform, so the counter and the address are
     /// scalar shadows of one vector's lane 0, checked at each chunk's start.
     Uniform,
@@ -33,7 +37,9 @@ enum Variant {
     Nested,
 }
 
-/// Thread g loops `(tid & 7) + 3` trips (`Uniform`: 3), loading in[g + trip] (r60 = in), and
+/// Thread g loops `(tid & 7) + 3` trips (`Uniform`: 3), loading in[g + trip] (r60 = in) and
+/// in[g] (from a register the loop only reads, whose vectors are not one value: its home
+/// holds it, and addresses take its lane 0), and
 /// folds each word into every accumulator with its lane and thread id; then stores the accumulators to
 /// out[g * ACCUMULATORS + a] (r61 = out) and, where the body's last compare held, its trip
 /// count after them.
@@ -51,7 +57,7 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
     }
     for a in 0..ACCUMULATORS {
         let r = 20 + a;
-        if variant == Variant::Float {
+        if matches!(variant, Variant::Float | Variant::FiniteFloat) {
             body += &format!(
                 "        fma r{r}, r13, r13, r{r}\n        iadd r14, r13, r11\n        xor r14, r14, r12\n"
             );
@@ -82,6 +88,7 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
         Variant::Guarded => ("    mov_imm r18, 5\n    ucmp_lt p3, r1, r18\n    if p3\n", "    endif\n"),
         _ => ("", ""),
     };
+    let finite = if variant == Variant::FiniteFloat { "        and r13, r13, r62\n" } else { "" };
     let trips = if variant == Variant::Uniform { "mov_imm r8, 0" } else { "and r8, r1, r7" };
     let init: String = (0..ACCUMULATORS).map(|a| format!("    mov_imm r{}, {}\n", 20 + a, a * 3)).collect();
     common::assembled(
@@ -95,6 +102,7 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
     imad r4, r2, r3, r1
     mov_imm r5, 4
     imad r6, r4, r5, r60
+    mov r63, r6
     mov_imm r7, 7
     {trips}
     mov_imm r7, 3
@@ -102,6 +110,7 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
     mov_imm r9, 0
     mov_imm r10, 1
     mov_imm r16, 0xff0f
+    mov_imm r62, 0xbfffffff
     icmp_eq p2, r10, r9
 {init}{fault}{open}    loop
         ucmp_lt p1, r9, r8
@@ -109,7 +118,9 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
         mov_sr r11, sr_lane_id
         mov_sr r12, sr_thread_id_x
         device_load_u32 r13, r6
-        iadd r6, r6, r5
+        device_load_u32 r59, r63
+        xor r13, r13, r59
+{finite}        iadd r6, r6, r5
 {body}        icmp_eq p2, r11, r9
         iadd r9, r9, r10
     endloop
@@ -141,7 +152,14 @@ fn dispatch(w: u32, threads_per_group: u32, limit: u64) -> Dispatch {
 
 #[test]
 fn every_chunk_runs_from_its_own_state() {
-    for variant in [Variant::Plain, Variant::Guarded, Variant::Float, Variant::Uniform, Variant::Nested] {
+    for variant in [
+        Variant::Plain,
+        Variant::Guarded,
+        Variant::Float,
+        Variant::FiniteFloat,
+        Variant::Uniform,
+        Variant::Nested,
+    ] {
         let k = kernel(variant);
         for w in WIDTHS {
             // Two full waves; and one and a half (a partial last wave).

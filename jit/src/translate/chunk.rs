@@ -32,9 +32,10 @@ use super::shadow::ShadowPlan;
 use super::{ChunkLoop, ChunkStart, Translator, WaveState};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32X4, I64};
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{Block, Inst, InstBuilder, MemFlagsData, StackSlot, Value};
 use cranelift_frontend::Variable;
+use std::collections::HashMap;
 use wave_isa::analysis::cost::Cost;
 use wave_isa::opcodes::Role;
 use wave_isa::{FuncId, Op, StateRef, Stmt, StmtKind};
@@ -261,13 +262,27 @@ impl Translator<'_, '_> {
                 values.iter().all(|&v| v == values[0]).then_some(values[0]).filter(|_| read_only)
             })
             .collect();
+        // Accumulators far beyond the machine's vector registers live in their home for the
+        // whole loop, read and written there by the body: kept as values, the register
+        // allocator spilled them anyway, each to one slot in the body and another at the
+        // loop's head, and copied every one between the two at each trip's end.
+        let accumulators = &self.chunk_loop_mut().nan_deferred;
+        let homed: Vec<u32> = if accumulators.len() * group > HOMED_ACCUMULATORS {
+            accumulators.iter().copied().filter(|r| state.regs.contains(r)).collect()
+        } else {
+            Vec::new()
+        };
+        let homed_group = |g: usize| g < state.regs.len() && homed.contains(&state.regs[g]);
         for (g, values) in entry.iter().enumerate() {
-            if same[g].is_some() {
+            if same[g].is_some() && !homed_group(g) {
                 continue;
             }
             for (k, &v) in values.iter().enumerate() {
                 let store = self.b.ins().store(flags, v, home, g as i32 * stride + 16 * k as i32);
-                record.entry_stores[g].push(store);
+                // A homed group's loads are the body's own: its entry stores must stay.
+                if !homed_group(g) {
+                    record.entry_stores[g].push(store);
+                }
             }
         }
         let index = self.scoped_var(I64);
@@ -285,15 +300,28 @@ impl Translator<'_, '_> {
             if let Some(v) = same[g] {
                 return t.new_vars(&vec![v; group]);
             }
+            // Each vector with its lane 0 as a scalar (addresses built from it stay scalar);
+            // either load keeps the group's entry stores.
             let values: Vec<Value> = (0..group)
-                .map(|j| t.b.ins().load(I32X4, flags, base, g as i32 * stride + 16 * j as i32))
+                .map(|j| {
+                    let at = g as i32 * stride + 16 * j as i32;
+                    let v = t.b.ins().load(I32X4, flags, base, at);
+                    let lane0 = t.b.ins().load(I32, flags, base, at);
+                    t.note_lane0(v, lane0);
+                    record.head_loads[g].extend([v, lane0]);
+                    v
+                })
                 .collect();
-            record.head_loads[g].extend_from_slice(&values);
             t.new_vars(&values)
         };
         let mut regs: Vec<Option<Vec<Variable>>> = vec![None; wave.regs.len()];
+        let mut in_memory = HashMap::new();
         for (g, &r) in state.regs.iter().enumerate() {
-            regs[r as usize] = Some(load_group(self, &mut record, g));
+            if homed.contains(&r) {
+                in_memory.insert(r, (base, g as i32 * stride));
+            } else {
+                regs[r as usize] = Some(load_group(self, &mut record, g));
+            }
         }
         let mut preds = Vec::with_capacity(wave.preds.len());
         for p in 0..wave.preds.len() as u32 {
@@ -308,7 +336,7 @@ impl Translator<'_, '_> {
         }
         let exec = load_group(self, &mut record, masks);
         let live = load_group(self, &mut record, masks + 1);
-        let view = WaveState { regs, preds, exec, live, n: group };
+        let view = WaveState { regs, in_memory, preds, exec, live, n: group };
         let view_vars: Vec<Variable> = view
             .regs
             .iter()
@@ -413,6 +441,7 @@ impl Translator<'_, '_> {
         let r = chunk..chunk + group;
         self.wave = WaveState {
             regs: wave.regs.iter().map(|vs| vs.as_ref().map(|vs| vs[r.clone()].to_vec())).collect(),
+            in_memory: HashMap::new(),
             preds: wave.preds.iter().map(|vs| vs[r.clone()].to_vec()).collect(),
             exec: wave.exec[r.clone()].to_vec(),
             live: wave.live[r].to_vec(),
@@ -453,6 +482,12 @@ fn vectors_per_chunk(body: &[Stmt], n: usize) -> usize {
     }
     group
 }
+
+/// More accumulator vectors than this (of a chunk, `fma acc, a, b, acc` and the like: see
+/// [`nan_sticky_accumulators`]) and a run-time chunk loop keeps them in its home, read and
+/// written there by the body (the 16 machine vector registers could not hold them). The
+/// GPU-style GEMM's 64 go there; the tiled GEMM's 16 stay values.
+const HOMED_ACCUMULATORS: usize = 16;
 
 /// The most ops (counted over all copies) a chunk-major loop is unrolled to, one copy per
 /// chunk; a larger one runs a run-time loop over one copy. Small copies unrolled keep their

@@ -170,8 +170,12 @@ pub struct Translator<'a, 'f> {
 /// (the lanes the wave has). A chunk-major loop puts a chunk's part in its place.
 #[derive(Clone, Debug, Default)]
 pub struct WaveState {
-    /// Per register (0..256), its vectors; none for a register the kernel does not use.
+    /// Per register (0..256), its vectors; none for a register the kernel does not use (or
+    /// one kept in memory).
     regs: Vec<Option<Vec<Variable>>>,
+    /// Registers kept in memory instead (a run-time chunk loop's accumulators: see
+    /// `chunk::HOMED_ACCUMULATORS`): the address of their first vector, and its offset.
+    in_memory: HashMap<u32, (Value, i32)>,
     /// Per predicate, its vectors (lane masks).
     preds: Vec<Vec<Variable>>,
     pub exec: Vec<Variable>,
@@ -552,6 +556,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         if let Some(vs) = self.shadowed_reg(r) {
             return vs;
         }
+        if let Some(&(base, offset)) = self.wave.in_memory.get(&r) {
+            let flags = MemFlagsData::new().with_notrap();
+            return (0..self.wave.n)
+                .map(|k| self.b.ins().load(I32X4, flags, base, offset + 16 * k as i32))
+                .collect();
+        }
         match self.wave.regs.get(r as usize).cloned().flatten() {
             Some(vars) => self.get(&vars),
             None => self.zeros(),
@@ -561,6 +571,19 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Write register `r` on the lanes of `mask` (the op's mask; all lanes when `full`).
     pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
         debug_assert!(!self.is_shadowed_reg(r), "vector write to shadowed r{r}");
+        if let Some(&(base, offset)) = self.wave.in_memory.get(&r) {
+            let new = if self.writes_every_lane(StateRef::Reg(r)) {
+                vals.to_vec()
+            } else {
+                let old = self.reg(r);
+                self.blend(mask, vals, &old)
+            };
+            let flags = MemFlagsData::new().with_notrap();
+            for (k, &v) in new.iter().enumerate() {
+                self.b.ins().store(flags, v, base, offset + 16 * k as i32);
+            }
+            return;
+        }
         let Some(vars) = self.wave.regs.get(r as usize).cloned().flatten() else { return };
         if self.writes_every_lane(StateRef::Reg(r)) {
             self.set(&vars, vals);
@@ -617,10 +640,10 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Whether the kernel uses register `r` (it then has variables).
     pub fn has_register(&self, r: u32) -> bool {
-        self.wave.regs.get(r as usize).is_some_and(Option::is_some)
+        self.wave.regs.get(r as usize).is_some_and(Option::is_some) || self.wave.in_memory.contains_key(&r)
     }
 
-    /// The variables of register `r` (none for an unused register).
+    /// The variables of register `r` (none for an unused register, or one kept in memory).
     pub fn reg_vars(&self, r: u32) -> Vec<Variable> {
         self.wave.regs.get(r as usize).cloned().flatten().unwrap_or_default()
     }

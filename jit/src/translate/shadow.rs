@@ -680,7 +680,7 @@ impl Translator<'_, '_> {
     /// only fed them is dead code. Not in chunk-major loops (shadows cover them there).
     pub fn note_scalar_forms(&mut self, inst: &Instruction, result: &[Value]) {
         // (Compares write predicates: `scalar_form` gives them none.)
-        if !super::rules::has_scalar_form(inst.op) || self.chunk_loop.is_some() {
+        if !super::rules::has_scalar_form(inst.op) {
             return;
         }
         let inputs: Vec<Vec<Value>> = inst
