@@ -677,7 +677,9 @@ impl Translator<'_, '_> {
     /// every input vector is known: lane ops commute with taking lane 0, so the scalar op on
     /// the inputs' lane 0 is the result's lane 0. Addresses built from thread ids, uniform
     /// values and constants then reach memory ops as scalars, and the vector arithmetic that
-    /// only fed them is dead code. Not in chunk-major loops (shadows cover them there).
+    /// only fed them is dead code. In chunk-major loops too: a run-time chunk loop's home
+    /// loads bring their vector's lane 0, so an address chain from a per-lane base the loop
+    /// only reads stays scalar (the GPU-style GEMM's tile pointers).
     pub fn note_scalar_forms(&mut self, inst: &Instruction, result: &[Value]) {
         // (Compares write predicates: `scalar_form` gives them none.)
         if !super::rules::has_scalar_form(inst.op) {
