@@ -4,136 +4,17 @@
 //! lane's load is out of bounds by 2 bytes at its furthest trip only (the entry check must
 //! see it, or the load runs unchecked and no fault is reported), or it just fits (no fault),
 //! for each way of counting trips, for loads before and after the address's step, with a
-//! subtracted addend, in device and local memory, and with the lane inactive at entry. That
-//! the loads lose their own checks is pinned by `lowering.rs` (`tiled_gemm`: 63 fewer
-//! branches at W = 32).
+//! subtracted addend, in device and local memory, and with the lane inactive at entry; then
+//! random counted loops, and counters that wrap. That the loads lose their own checks is
+//! pinned by `lowering.rs` (`tiled_gemm`: 63 fewer branches at W = 32).
 
 mod common;
 
 use common::{run_both, WIDTHS};
 use wave_runtime::Dispatch;
 
-/// How the loop counts its 5 trips: init, bound, test, break polarity, counter update.
-#[derive(Clone, Copy, Debug)]
-struct Counter {
-    init: u32,
-    bound: u32,
-    test: &'static str,
-    break_on: &'static str,
-    step: u32,
-    update: &'static str,
-}
-
-const COUNTERS: [Counter; 4] = [
-    // 5, 4, 3, 2, 1 while c > 0.
-    Counter { init: 5, bound: 0, test: "icmp_le", break_on: "p1", step: 1, update: "isub r10, r10, r12" },
-    // 0, 2, 4, 6, 8 while c < 9 (unsigned; a step that does not divide the distance).
-    Counter { init: 0, bound: 9, test: "ucmp_lt", break_on: "!p1", step: 2, update: "iadd r10, r10, r12" },
-    // 1 ..= 5 while c <= 5.
-    Counter { init: 1, bound: 5, test: "icmp_le", break_on: "!p1", step: 1, update: "iadd r10, r10, r12" },
-    // 4, 3, 2, 1, 0 while c >= 0.
-    Counter { init: 4, bound: 0, test: "icmp_ge", break_on: "!p1", step: 1, update: "isub r10, r10, r12" },
-];
-
-const TRIPS: u32 = 5;
-const STRIDE: u32 = 12;
 const DEVICE: u64 = 1 << 16;
 const LOCAL: u32 = 1024;
-
-/// Where the tested load sits and how its address is formed.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Load {
-    /// Before the address's step: trips 0 ..= 4 reach base + 4·STRIDE.
-    BeforeStep,
-    /// After it: base + 5·STRIDE.
-    AfterStep,
-    /// `address - 8` before the step.
-    Subtracted,
-}
-
-/// The entry value of the address register that puts the load's furthest word at
-/// `end - 4 + over` (`end`: the memory's size).
-fn furthest_at(load: Load, local: bool, over: u32) -> u32 {
-    let steps = match load {
-        Load::BeforeStep | Load::Subtracted => TRIPS - 1,
-        Load::AfterStep => TRIPS,
-    };
-    let end = if local { LOCAL } else { DEVICE as u32 };
-    let shift = if load == Load::Subtracted { 8 } else { 0 };
-    end - 4 + over - steps * STRIDE + shift
-}
-
-/// Thread `fault_thread` (when `only_threads_below` lets it run the loop) starts its address
-/// at `fault_base`, every other thread far inside the memory.
-fn kernel(
-    counter: Counter,
-    load: Load,
-    local: bool,
-    fault_base: u32,
-    fault_thread: u32,
-    only_threads_below: u32,
-) -> wave_isa::ValidKernel {
-    let (space, base) = if local { ("local", 0) } else { ("device", 0x100) };
-    let address_of_load = match load {
-        Load::Subtracted => "isub r15, r6, r13",
-        _ => "mov r15, r6",
-    };
-    let (before, after) = match load {
-        Load::AfterStep => (
-            String::new(),
-            format!(
-                "        {address_of_load}\n        {space}_load_u32 r14, r15\n        iadd r20, r20, r14\n"
-            ),
-        ),
-        _ => (
-            format!(
-                "        {address_of_load}\n        {space}_load_u32 r14, r15\n        iadd r20, r20, r14\n"
-            ),
-            String::new(),
-        ),
-    };
-    let Counter { init, bound, test, break_on, step, update } = counter;
-    common::assembled(
-        &format!(
-            "
-.kernel entry_checked
-.registers 64
-.local_memory {LOCAL}
-    mov_sr r1, sr_thread_id_x
-    mov_sr r2, sr_workgroup_id_x
-    mov_sr r3, sr_workgroup_size_x
-    imad r4, r2, r3, r1
-    mov_imm r5, 4
-    mov_imm r6, {base}
-    imad r6, r1, r5, r6
-    mov_imm r7, {fault_thread}
-    icmp_eq p3, r4, r7
-    mov_imm r8, {fault_base}
-    @p3 mov r6, r8
-    mov_imm r9, {STRIDE}
-    mov_imm r10, {init}
-    mov_imm r11, {bound}
-    mov_imm r12, {step}
-    mov_imm r13, 8
-    mov_imm r20, 0
-    mov_imm r21, {only_threads_below}
-    ucmp_lt p2, r4, r21
-    if p2
-    loop
-        {test} p1, r10, r11
-        break {break_on}
-{before}        iadd r6, r6, r9
-{after}        {update}
-    endloop
-    endif
-    imad r17, r4, r5, r61
-    device_store_u32 r17, r20
-.end
-"
-        ),
-        "entry_checked.wave",
-    )
-}
 
 fn dispatch(w: u32) -> Dispatch {
     Dispatch {
@@ -147,22 +28,57 @@ fn dispatch(w: u32) -> Dispatch {
     }
 }
 
-/// Both engines, with the interpreter's outcome as `faults` says.
-fn same_outcome(k: &wave_isa::ValidKernel, w: u32, faults: bool, what: &str) {
-    let (interpreted, compiled, memory_i, memory_j) = run_both(k, &dispatch(w), DEVICE, 11);
-    assert_eq!(interpreted.is_err(), faults, "{what}, W={w}: the interpreter's outcome: {interpreted:?}");
-    assert_eq!(compiled, interpreted, "{what}, W={w}");
-    assert!(memory_i == memory_j, "{what}, W={w}: memory differs");
+/// Five trips each: (test, break polarity, counter start, bound, step, update).
+const COUNTERS: [(&str, &str, u32, u32, u32, &str); 4] = [
+    // 5, 4, 3, 2, 1 while c > 0.
+    ("icmp_le", "", 5, 0, 1, "isub"),
+    // 0, 2, 4, 6, 8 while c < 9 (unsigned; a step that does not divide the distance).
+    ("ucmp_lt", "!", 0, 9, 2, "iadd"),
+    // 1 ..= 5 while c <= 5.
+    ("icmp_le", "!", 1, 5, 1, "iadd"),
+    // 4, 3, 2, 1, 0 while c >= 0.
+    ("icmp_ge", "!", 4, 0, 1, "isub"),
+];
+
+/// A case with counter `c` of [`COUNTERS`], the address stepping by 12 a trip, whose lane
+/// `lane` loads its furthest word at `end - 4 + over` (`end`: the memory's size).
+fn counted(c: usize, w: u32, local: bool, after: bool, subtracted: bool, over: u32, lane: u32) -> Case {
+    let (test, polarity, init, bound, step, update) = COUNTERS[c];
+    let end = if local { LOCAL } else { DEVICE as u32 };
+    Case {
+        w,
+        test,
+        polarity,
+        init,
+        bound,
+        update,
+        step,
+        spread: 0,
+        bound_spread: 0,
+        stride: 12,
+        addend: if subtracted { 8 } else { 0 },
+        combine: if subtracted { "isub" } else { "iadd" },
+        local,
+        after,
+        lane,
+        furthest: end - 4 + over,
+        skip_from: u32::MAX,
+    }
+}
+
+/// Run `case` and check the interpreter's outcome is a fault exactly when `faults`.
+fn expect(case: &Case, faults: bool) {
+    let outcome = case.check(11);
+    assert_eq!(faulted(&outcome), faults, "{case:?}: the interpreter's outcome: {outcome:?}");
 }
 
 #[test]
 fn the_furthest_trip_of_every_counter_is_checked() {
-    for counter in COUNTERS {
-        for load in [Load::BeforeStep, Load::AfterStep, Load::Subtracted] {
+    for c in 0..COUNTERS.len() {
+        for (after, subtracted) in [(false, false), (true, false), (false, true)] {
             for w in WIDTHS {
                 for (over, faults) in [(2, true), (0, false)] {
-                    let k = kernel(counter, load, false, furthest_at(load, false, over), w - 1, u32::MAX);
-                    same_outcome(&k, w, faults, &format!("{counter:?} {load:?} over {over}"));
+                    expect(&counted(c, w, false, after, subtracted, over, w - 1), faults);
                 }
             }
         }
@@ -171,11 +87,10 @@ fn the_furthest_trip_of_every_counter_is_checked() {
 
 #[test]
 fn local_loads_too() {
-    for load in [Load::BeforeStep, Load::AfterStep] {
+    for after in [false, true] {
         for w in WIDTHS {
             for (over, faults) in [(2, true), (0, false)] {
-                let k = kernel(COUNTERS[0], load, true, furthest_at(load, true, over), 0, u32::MAX);
-                same_outcome(&k, w, faults, &format!("local {load:?} over {over}"));
+                expect(&counted(0, w, true, after, false, over, 0), faults);
             }
         }
     }
@@ -184,9 +99,11 @@ fn local_loads_too() {
 #[test]
 fn a_subtracted_addend_that_wraps_below_zero_faults() {
     for w in WIDTHS {
-        // The address r6 - 8 with r6 = 4 at entry: 0xfffffffc on the first trip.
-        let k = kernel(COUNTERS[0], Load::Subtracted, false, 4, w - 1, u32::MAX);
-        same_outcome(&k, w, true, "wrapped subtraction");
+        // The address r6 - 8 from r6 = 4 at entry: 0xfffffffc on the first trip (the furthest
+        // word is 4 + 4·12 - 8).
+        let case = Case { furthest: 44, ..counted(0, w, false, false, true, 0, w - 1) };
+        assert_eq!(case.edge_base(), 4);
+        expect(&case, true);
     }
 }
 
@@ -195,9 +112,7 @@ fn a_lane_that_skips_the_loop_does_not_fault() {
     for w in WIDTHS {
         // The faulting address belongs to a thread that skips the loop (the mask at entry is
         // partial): no fault.
-        let k =
-            kernel(COUNTERS[1], Load::AfterStep, false, furthest_at(Load::AfterStep, false, 2), w - 1, w - 1);
-        same_outcome(&k, w, false, "inactive lane");
+        expect(&Case { skip_from: w - 1, ..counted(1, w, false, true, false, 2, w - 1) }, false);
     }
 }
 
@@ -258,6 +173,8 @@ struct Case {
     after: bool,
     lane: u32,
     furthest: u32,
+    /// Threads from this one on skip the loop.
+    skip_from: u32,
 }
 
 impl Case {
@@ -292,8 +209,11 @@ impl Case {
             addend,
             combine,
             lane,
+            skip_from,
             ..
         } = *self;
+        // Every other lane far inside the memory.
+        let inside = if self.local { 0 } else { 0x200 };
         let space = if self.local { "local" } else { "device" };
         let load = format!(
             "        {combine} r15, r6, r13\n        {space}_load_u32 r14, r15\n        iadd r20, r20, r14\n"
@@ -310,7 +230,7 @@ impl Case {
     mov_sr r3, sr_workgroup_size_x
     imad r4, r2, r3, r1
     mov_imm r5, 4
-    mov_imm r6, 0x200
+    mov_imm r6, {inside}
     imad r6, r1, r5, r6
     mov_imm r7, {lane}
     icmp_eq p3, r4, r7
@@ -328,12 +248,16 @@ impl Case {
     mov_imm r12, {step}
     mov_imm r13, {addend}
     mov_imm r20, 0
+    mov_imm r21, {skip_from}
+    ucmp_lt p2, r4, r21
+    if p2
     loop
         {test} p1, r10, r11
         break {polarity}p1
 {before}        iadd r6, r6, r9
 {after}        {update} r10, r10, r12
     endloop
+    endif
     imad r17, r4, r5, r61
     device_store_u32 r17, r20
 .end
@@ -410,6 +334,7 @@ fn random_counted_loops_match_the_interpreter() {
             after: rng.next().is_multiple_of(2),
             lane: (rng.next() % w as u64) as u32,
             furthest,
+            skip_from: u32::MAX,
         };
         let outcome = case.check(seed);
         faults += faulted(&outcome) as u64;
@@ -453,6 +378,7 @@ fn a_counter_that_wraps_is_not_trusted() {
                 after: false,
                 lane: w - 1,
                 furthest: DEVICE as u32 - 2,
+                skip_from: u32::MAX,
             };
             assert!(faulted(&case.check(w as u64)), "{case:?}: the interpreter should fault");
         }
