@@ -362,23 +362,14 @@ fn a_counter_that_wraps_is_not_trusted() {
         assert!(lane_trips.is_some_and(|t| t >= 5), "{test} {polarity} from {init:#x}: {lane_trips:?} trips");
         for w in WIDTHS {
             let case = Case {
-                w,
                 test,
                 polarity,
                 init,
                 bound,
                 update,
                 step,
-                spread: 0,
-                bound_spread: 0,
                 stride: 4,
-                addend: 0,
-                combine: "iadd",
-                local: false,
-                after: false,
-                lane: w - 1,
-                furthest: DEVICE as u32 - 2,
-                skip_from: u32::MAX,
+                ..counted(0, w, false, false, false, 2, w - 1)
             };
             assert!(faulted(&case.check(w as u64)), "{case:?}: the interpreter should fault");
         }
