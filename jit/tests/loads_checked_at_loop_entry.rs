@@ -182,7 +182,7 @@ impl Case {
     /// taken at 3).
     fn edge_base(&self) -> u32 {
         let lane = self.lane;
-        let init = self.init + (lane & self.spread);
+        let init = self.init.wrapping_add(lane & self.spread);
         let bound = self.bound.wrapping_add(lane & self.bound_spread);
         let lane_trips =
             trips(self.test, self.polarity, init, bound, self.update, self.step).unwrap_or(3).max(1);
