@@ -265,7 +265,8 @@ impl Translator<'_, '_> {
         // Accumulators far beyond the machine's vector registers live in their home for the
         // whole loop, read and written there by the body: kept as values, the register
         // allocator spilled them anyway, each to one slot in the body and another at the
-        // loop's head, and copied every one between the two at each trip's end.
+        // loop's head, and copied every one between the two at each trip's end. (None is
+        // a scalar shadow: only ops with a scalar form write those, and these are float.)
         let accumulators = &self.chunk_loop_mut().nan_deferred;
         let homed: Vec<u32> = if accumulators.len() * group > HOMED_ACCUMULATORS {
             accumulators.iter().copied().filter(|r| state.regs.contains(r)).collect()

@@ -174,7 +174,7 @@ pub struct WaveState {
     /// one kept in memory).
     regs: Vec<Option<Vec<Variable>>>,
     /// Registers kept in memory instead (a run-time chunk loop's accumulators: see
-    /// `chunk::HOMED_ACCUMULATORS`): the address of their first vector, and its offset.
+    /// `chunk::HOMED_ACCUMULATORS`): a base address and the offset of their first vector.
     in_memory: HashMap<u32, (Value, i32)>,
     /// Per predicate, its vectors (lane masks).
     preds: Vec<Vec<Variable>>,
@@ -638,7 +638,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.set(&vars, &new);
     }
 
-    /// Whether the kernel uses register `r` (it then has variables).
+    /// Whether the kernel uses register `r` (it then has variables, or a place in memory).
     pub fn has_register(&self, r: u32) -> bool {
         self.wave.regs.get(r as usize).is_some_and(Option::is_some) || self.wave.in_memory.contains_key(&r)
     }
