@@ -30,8 +30,8 @@
 //! `else`, `endif` and `endloop` (which have no statement of their own) by the builder.
 
 use crate::encoding::Encoding;
-use crate::instr::{DecodeError, Instruction, PredRef};
-use crate::opcodes::{Op, Scope};
+use crate::instr::{DecodeError, Instruction, PredRef, StateRef};
+use crate::opcodes::{Op, Role, Scope};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -425,6 +425,30 @@ pub fn walk_block(block: &[Stmt], depth: u32, f: &mut impl FnMut(&Stmt, u32)) {
             _ => {}
         }
     }
+}
+
+/// Registers and predicates a block writes (nested statements too).
+pub struct Written {
+    pub regs: Vec<bool>,
+    pub preds: Vec<bool>,
+}
+
+/// What `body` writes, anywhere in it.
+pub fn written_state(body: &[Stmt]) -> Written {
+    let mut w = Written { regs: vec![false; 256], preds: vec![false; 8] };
+    walk_block(body, 0, &mut |s, _| {
+        let StmtKind::Op(inst) = &s.kind else { return };
+        for named in inst.named_state(Some(Role::Def)) {
+            let slot = match named {
+                StateRef::Reg(r) => w.regs.get_mut(r as usize),
+                StateRef::Pred(p) => w.preds.get_mut(p as usize),
+            };
+            if let Some(slot) = slot {
+                *slot = true;
+            }
+        }
+    });
+    w
 }
 
 #[cfg(test)]

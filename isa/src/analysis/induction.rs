@@ -16,7 +16,7 @@
 //! arithmetic; the user of the facts checks at run time that no sum wraps.
 
 use super::uniformity::{Uniformity, Value};
-use crate::ir::{walk_block, FuncId, Stmt, StmtKind};
+use crate::ir::{walk_block, written_state, FuncId, Stmt, StmtKind};
 use crate::opcodes::{Class, Op, Role, Slot};
 use crate::StateRef;
 
@@ -114,7 +114,7 @@ impl Facts {
         }
         let mut in_nested_loops = vec![false; 256];
         let mut continues = false;
-        mark_nested(body, false, &mut in_nested_loops, &mut continues);
+        mark_nested(body, &mut in_nested_loops, &mut continues);
         let induction =
             (0..256).map(|r| increments[r].filter(|_| writes[r] == 1 && !in_nested_loops[r])).collect();
         let every_trip = body
@@ -210,7 +210,7 @@ impl Facts {
                 }
                 StmtKind::Loop { body, .. } => {
                     // At its head a register the nested loop writes holds its last trip's value.
-                    let nested = written_in(body);
+                    let nested = written_state(body).regs;
                     for (r, slot) in state.iter_mut().enumerate() {
                         if nested[r] {
                             *slot = None;
@@ -274,39 +274,21 @@ fn join(a: Option<Address>, b: Option<Address>) -> Option<Address> {
     None
 }
 
-/// Registers written anywhere in `body`.
-fn written_in(body: &[Stmt]) -> Vec<bool> {
-    let mut written = vec![false; 256];
-    walk_block(body, 0, &mut |s, _| {
-        if let StmtKind::Op(inst) = &s.kind {
-            for named in inst.named_state(Some(Role::Def)) {
-                if let StateRef::Reg(r) = named {
-                    written[r as usize] = true;
-                }
-            }
-        }
-    });
-    written
-}
-
 /// Mark the registers written inside nested loops, and whether a `continue` leaves this
-/// loop's trip early (`nested`: inside a nested loop, whose `continue`s are its own).
-fn mark_nested(stmts: &[Stmt], nested: bool, in_nested: &mut [bool], continues: &mut bool) {
+/// loop's trip early (those of a nested loop are its own).
+fn mark_nested(stmts: &[Stmt], in_nested: &mut [bool], continues: &mut bool) {
     for s in stmts {
         match &s.kind {
-            StmtKind::Op(inst) if nested => {
-                for named in inst.named_state(Some(Role::Def)) {
-                    if let StateRef::Reg(r) = named {
-                        in_nested[r as usize] = true;
-                    }
+            StmtKind::Continue { .. } => *continues = true,
+            StmtKind::If { then_body, else_body, .. } => {
+                mark_nested(then_body, in_nested, continues);
+                mark_nested(else_body, in_nested, continues);
+            }
+            StmtKind::Loop { body, .. } => {
+                for (slot, written) in in_nested.iter_mut().zip(written_state(body).regs) {
+                    *slot |= written;
                 }
             }
-            StmtKind::Continue { .. } if !nested => *continues = true,
-            StmtKind::If { then_body, else_body, .. } => {
-                mark_nested(then_body, nested, in_nested, continues);
-                mark_nested(else_body, nested, in_nested, continues);
-            }
-            StmtKind::Loop { body, .. } => mark_nested(body, true, in_nested, continues),
             _ => {}
         }
     }

@@ -464,7 +464,7 @@ const CHUNK_VECTOR_BUDGET: usize = 64;
 /// vector at a time, 7.4-7.6 ms the whole wave). Register-heavy bodies (a GEMM's
 /// accumulators) keep one vector: wave-major they spill on every trip.
 fn vectors_per_chunk(body: &[Stmt], n: usize) -> usize {
-    let written = written_state(body);
+    let written = wave_isa::ir::written_state(body);
     let mut carried = vec![false; 256];
     wave_isa::ir::walk_block(body, 0, &mut |s, _| {
         let StmtKind::Op(inst) = &s.kind else { return };
@@ -503,29 +503,6 @@ fn ops_in(body: &[Stmt]) -> usize {
     let mut ops = 0;
     wave_isa::ir::walk_block(body, 0, &mut |s, _| ops += matches!(s.kind, StmtKind::Op(_)) as usize);
     ops
-}
-
-/// Registers and predicates a body writes.
-pub(super) struct Written {
-    pub(super) regs: Vec<bool>,
-    pub(super) preds: Vec<bool>,
-}
-
-pub(super) fn written_state(body: &[Stmt]) -> Written {
-    let mut w = Written { regs: vec![false; 256], preds: vec![false; 8] };
-    wave_isa::ir::walk_block(body, 0, &mut |s, _| {
-        let StmtKind::Op(inst) = &s.kind else { return };
-        for named in inst.named_state(Some(Role::Def)) {
-            let slot = match named {
-                StateRef::Reg(r) => w.regs.get_mut(r as usize),
-                StateRef::Pred(p) => w.preds.get_mut(p as usize),
-            };
-            if let Some(slot) = slot {
-                *slot = true;
-            }
-        }
-    });
-    w
 }
 
 /// Registers the body changes only by accumulating: every write is an `fadd`, `fmul` or

@@ -636,7 +636,7 @@ impl Translator<'_, '_> {
     /// are `v + z` with `z` a zero Cranelift cannot see through (a lane count shifted right by
     /// 16: at most 64 lanes). Loop temporaries are not live at the header and stay as they are.
     fn fresh_carried_vectors(&mut self, body: &[Stmt]) {
-        let written = super::chunk::written_state(body);
+        let written = wave_isa::ir::written_state(body);
         let carried: Vec<u32> = (0..256u32)
             .filter(|&r| written.regs[r as usize] && self.has_register(r) && !self.is_shadowed_reg(r))
             .filter(|&r| !body.iter().any(|s| self.unblended.contains(&(s.offset, StateRef::Reg(r)))))

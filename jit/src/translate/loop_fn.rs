@@ -7,7 +7,7 @@
 //! function, and loads the state it leaves; the caller's dead outputs are left out afterwards
 //! ([`prune_loop_state`], which also prunes the stack homes of run-time chunk loops).
 
-use super::chunk::{written_state, ChunkHome};
+use super::chunk::ChunkHome;
 use super::{Analyses, Region, Translator};
 use crate::abi::Helper;
 use crate::error::JitError;
@@ -16,6 +16,7 @@ use cranelift_codegen::ir::{Function, Inst, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use std::collections::{HashMap, HashSet};
+use wave_isa::ir::written_state;
 use wave_isa::opcodes::Role;
 use wave_isa::{FuncId, Kernel, StateRef, Stmt, StmtKind};
 

@@ -283,7 +283,7 @@ impl Translator<'_, '_> {
     fn plan_from(&self, body: &[Stmt], seen: &SeenState) -> ShadowPlan {
         let mut plan = ShadowPlan::default();
         let exposed = upward_exposed(body);
-        let written_state = super::chunk::written_state(body);
+        let written_state = wave_isa::ir::written_state(body);
         for (&reg, &fit) in &seen.regs {
             if let (Seen::Fits { stride, constant }, true) = (fit, self.has_register(reg)) {
                 let written = written_state.regs.get(reg as usize).copied().unwrap_or(false);
