@@ -40,10 +40,15 @@ impl Translator<'_, '_> {
     /// Lanes `leaving` stop running and join the mask gathered in `into` (a loop's broken or
     /// continued lanes, a call's returned ones), where they rejoin later.
     pub fn leave_lanes(&mut self, leaving: &[Value], into: &[Variable]) {
+        self.gather_lanes(leaving, into);
+        self.retire_lanes(leaving);
+    }
+
+    /// Add lanes `leaving` to the mask gathered in `into`.
+    fn gather_lanes(&mut self, leaving: &[Value], into: &[Variable]) {
         let gathered = self.get(into);
         let gathered = self.or(&gathered, leaving);
         self.set(into, &gathered);
-        self.retire_lanes(leaving);
     }
 
     /// The running lanes where `pred` holds leave for the mask gathered in `into` (a
@@ -109,9 +114,7 @@ impl Translator<'_, '_> {
     /// they join the broken lanes; the code after the branch does not run.
     pub fn break_all(&mut self, masks: &LoopMasks) {
         let exec = self.exec_mask();
-        let broke = self.get(&masks.broke);
-        let broke = self.or(&broke, &exec);
-        self.set(&masks.broke, &broke);
+        self.gather_lanes(&exec, &masks.broke);
     }
 
     /// A trip ends (at the latch): lanes that continued run again beside those that reached
