@@ -69,10 +69,13 @@ pub fn lowering_summary(kernel: &ValidKernel, flags: Flags) -> Result<String, Ji
     let ctx = wave_context(&func).ok_or_else(|| JitError::Codegen("no entry block".into()))?;
     // (cold, group) -> count
     let mut counts: BTreeMap<(bool, &str), usize> = BTreeMap::new();
-    let (mut blocks, mut cold_blocks) = (0, 0);
+    let (mut blocks, mut cold_blocks, mut most_params) = (0, 0, 0);
     for block in func.layout.blocks() {
         let cold = func.layout.is_cold(block);
         blocks += 1;
+        // Values live across a loop's header that the loop never changes are parameters of
+        // it until Cranelift drops them, and stay live ranges for its register allocator.
+        most_params = most_params.max(func.dfg.num_block_params(block));
         cold_blocks += cold as usize;
         for inst in func.layout.block_insts(block) {
             *counts.entry((cold, "instructions")).or_default() += 1;
@@ -93,5 +96,6 @@ pub fn lowering_summary(kernel: &ValidKernel, flags: Flags) -> Result<String, Ji
     for ((cold, what), n) in counts {
         let _ = writeln!(out, "{} {what}: {n}", if cold { "cold" } else { "hot " });
     }
+    let _ = writeln!(out, "most parameters of a block: {most_params}");
     Ok(out)
 }

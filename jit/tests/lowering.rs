@@ -133,3 +133,12 @@ fn gpu_gemm_chunks_at_run_time() {
     };
     assert_eq!((float_ops(32), float_ops(64)), (64, 64));
 }
+
+/// 32 nested loops whose lanes break out at different depths: a loop with loops inside
+/// keeps its gathered masks in stack slots, so no block carries every enclosing loop's
+/// masks (W/4 vectors each) as parameters.
+#[test]
+fn nested_loops() {
+    let k = kernel(include_str!("../../conformance/programs/control/nest_loop_32.wave"), "nest_loop_32.wave");
+    pin("nest_loop_32", &k, &[(32, true)]);
+}

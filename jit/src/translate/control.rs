@@ -6,7 +6,7 @@
 //! Every statement is walked whatever the mask (ir.rs), so barriers inside empty bodies are
 //! still reached, exactly as the interpreter. What the walk counts is kept by [`super::count`].
 
-use super::exec_mask::LoopMasks;
+use super::exec_mask::{Gathering, LoopMasks};
 use super::fp::is_nan_order_sensitive;
 use super::{Region, Translator};
 use crate::abi::{status, Helper};
@@ -229,7 +229,7 @@ impl Translator<'_, '_> {
             StmtKind::Return => {
                 let leaving = self.op_mask(s.guard);
                 match self.cf.innermost_call().cloned() {
-                    Some(ret) => self.leave_lanes(&leaving, &ret),
+                    Some(ret) => self.leave_lanes(&leaving, &Gathering::Vars(ret)),
                     None => self.halt(&leaving, s.offset),
                 }
                 Ok(())
@@ -466,7 +466,7 @@ impl Translator<'_, '_> {
             self.settle(offset);
         }
         let at_header = self.pending;
-        let masks = self.loop_begin();
+        let masks = self.loop_begin(contains_loop(body), has_own_continue(body));
         let header = self.b.create_block();
         let latch = self.join();
         let exit = self.join();
@@ -678,10 +678,17 @@ impl Translator<'_, '_> {
         let result = self.in_region(callee_region, |t| t.block(&func.body, callee));
         self.cf.frames.pop();
         result?;
-        self.rejoin_lanes(&ret);
+        self.rejoin_lanes(&Gathering::Vars(ret.clone()));
         self.release_vars(I32X4, &ret);
         Ok(())
     }
+}
+
+/// Whether `body` holds a loop (at any depth).
+fn contains_loop(body: &[Stmt]) -> bool {
+    let mut found = false;
+    wave_isa::ir::walk_block(body, 0, &mut |s, _| found |= matches!(s.kind, StmtKind::Loop { .. }));
+    found
 }
 
 /// The pcs of the barriers that running `stmts` with an empty mask meets, in order: both

@@ -9,19 +9,28 @@
 //! (`control`) speaks in these verbs, not in loads and stores of the variables.
 
 use super::Translator;
-use cranelift_codegen::ir::types::I32X4;
-use cranelift_codegen::ir::Value;
+use cranelift_codegen::ir::types::{I32X4, I64};
+use cranelift_codegen::ir::{InstBuilder, StackSlot, StackSlotData, StackSlotKind, Value};
 use cranelift_frontend::Variable;
 use wave_isa::PredRef;
+
+/// Where a gathering mask is kept: in variables, or in a stack slot of its own (a loop with
+/// loops inside: see [`Translator::loop_begin`]).
+#[derive(Clone)]
+pub enum Gathering {
+    Vars(Vec<Variable>),
+    Slot(StackSlot),
+}
 
 /// The lanes a loop gathers while it runs: those that broke out (they run again after the
 /// loop) and those that continued (they run again at the next trip).
 #[derive(Clone)]
 pub struct LoopMasks {
-    pub broke: Vec<Variable>,
-    pub continued: Vec<Variable>,
-    /// No lane, made before the loop (the continued lanes restart from it every trip).
-    none: Vec<Value>,
+    pub broke: Gathering,
+    pub continued: Gathering,
+    /// No lane, made before the loop (the continued lanes restart from it every trip); none
+    /// for continued lanes in a slot, which take a fresh constant where they restart.
+    none: Option<Vec<Value>>,
 }
 
 impl Translator<'_, '_> {
@@ -37,23 +46,45 @@ impl Translator<'_, '_> {
         self.set(&vars, mask);
     }
 
+    /// The lanes gathered in `g`.
+    fn gathered(&mut self, g: &Gathering) -> Vec<Value> {
+        match g {
+            Gathering::Vars(vars) => self.get(vars),
+            Gathering::Slot(slot) => {
+                (0..self.wave.n).map(|k| self.b.ins().stack_load(I64, I32X4, *slot, 16 * k as i32)).collect()
+            }
+        }
+    }
+
+    /// Make `mask` the lanes gathered in `g`.
+    fn set_gathered(&mut self, g: &Gathering, mask: &[Value]) {
+        match g {
+            Gathering::Vars(vars) => self.set(vars, mask),
+            Gathering::Slot(slot) => {
+                for (k, &v) in mask.iter().enumerate() {
+                    self.b.ins().stack_store(I64, v, *slot, 16 * k as i32);
+                }
+            }
+        }
+    }
+
     /// Lanes `leaving` stop running and join the mask gathered in `into` (a loop's broken or
     /// continued lanes, a call's returned ones), where they rejoin later.
-    pub fn leave_lanes(&mut self, leaving: &[Value], into: &[Variable]) {
+    pub fn leave_lanes(&mut self, leaving: &[Value], into: &Gathering) {
         self.gather_lanes(leaving, into);
         self.retire_lanes(leaving);
     }
 
     /// Add lanes `leaving` to the mask gathered in `into`.
-    fn gather_lanes(&mut self, leaving: &[Value], into: &[Variable]) {
-        let gathered = self.get(into);
+    fn gather_lanes(&mut self, leaving: &[Value], into: &Gathering) {
+        let gathered = self.gathered(into);
         let gathered = self.or(&gathered, leaving);
-        self.set(into, &gathered);
+        self.set_gathered(into, &gathered);
     }
 
     /// The running lanes where `pred` holds leave for the mask gathered in `into` (a
     /// `break`, `continue` or `return` some lanes take).
-    pub fn leave_where(&mut self, pred: PredRef, into: &[Variable]) {
+    pub fn leave_where(&mut self, pred: PredRef, into: &Gathering) {
         let exec = self.exec_mask();
         let p = self.pred_ref(pred);
         let leaving = self.and(&exec, &p);
@@ -68,9 +99,9 @@ impl Translator<'_, '_> {
     }
 
     /// The lanes gathered in `from` run again, beside those running now; returns the new mask.
-    pub fn rejoin_lanes(&mut self, from: &[Variable]) -> Vec<Value> {
+    pub fn rejoin_lanes(&mut self, from: &Gathering) -> Vec<Value> {
         let exec = self.exec_mask();
-        let gathered = self.get(from);
+        let gathered = self.gathered(from);
         let joined = self.or(&exec, &gathered);
         self.set_exec_mask(&joined);
         joined
@@ -97,17 +128,38 @@ impl Translator<'_, '_> {
         self.set_exec_mask(&merged);
     }
 
-    /// A loop opens: no lane has broken out or continued yet.
-    pub fn loop_begin(&mut self) -> LoopMasks {
+    /// A stack slot for one mask of the vectors in view.
+    fn mask_slot(&mut self) -> Gathering {
+        let data = StackSlotData::new(StackSlotKind::ExplicitSlot, 16 * self.wave.n as u32, 4);
+        Gathering::Slot(self.b.create_sized_stack_slot(data))
+    }
+
+    /// A loop opens: no lane has broken out or continued yet. A loop with loops inside
+    /// (`has_inner_loops`) keeps its gathered masks in stack slots (the continued lanes only
+    /// where it has a `continue` of its own: `has_continue`). As variables they were live
+    /// across every inner loop, each vector a value the register allocator carried through
+    /// all of them (64 nested loops: up to 568 block parameters, and most of the optimized
+    /// tier's compile time); the loop reads and writes them only at its own exits and latch.
+    pub fn loop_begin(&mut self, has_inner_loops: bool, has_continue: bool) -> LoopMasks {
         let none = self.zeros();
-        let broke = self.new_vars(&none);
-        let continued = self.new_vars(&none);
-        LoopMasks { broke, continued, none }
+        let broke = if has_inner_loops {
+            let slot = self.mask_slot();
+            self.set_gathered(&slot, &none);
+            slot
+        } else {
+            Gathering::Vars(self.new_vars(&none))
+        };
+        if has_inner_loops && has_continue {
+            return LoopMasks { broke, continued: self.mask_slot(), none: None };
+        }
+        let continued = Gathering::Vars(self.new_vars(&none));
+        LoopMasks { broke, continued, none: Some(none) }
     }
 
     /// A trip starts: no lane has continued in it yet.
     pub fn trip_begin(&mut self, masks: &LoopMasks) {
-        self.set(&masks.continued, &masks.none);
+        let none = masks.none.clone().unwrap_or_else(|| self.zeros());
+        self.set_gathered(&masks.continued, &none);
     }
 
     /// Every running lane breaks out together (a uniform `break` taken as a real branch):
@@ -130,9 +182,12 @@ impl Translator<'_, '_> {
 
     /// The loop closes: the lanes that broke out are the running ones.
     pub fn loop_end(&mut self, masks: LoopMasks) {
-        let broke = self.get(&masks.broke);
+        let broke = self.gathered(&masks.broke);
         self.set_exec_mask(&broke);
-        self.release_vars(I32X4, &masks.broke);
-        self.release_vars(I32X4, &masks.continued);
+        for g in [masks.broke, masks.continued] {
+            if let Gathering::Vars(vars) = g {
+                self.release_vars(I32X4, &vars);
+            }
+        }
     }
 }
