@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::{check_completes, run_both, WIDTHS};
-use wave_runtime::{Dispatch, Engine};
+use common::{check_completes, check_limits, WIDTHS};
+use wave_runtime::Dispatch;
 
 /// `out[t] = sum of in[i] for i = t, t + T, ... < n` (T threads in the grid), plus the trip
 /// count at `0x10000 + 4t`.
@@ -111,9 +111,6 @@ fn ops_that_may_not_run_twice_keep_the_masked_loop() {
 #[test]
 fn limits_run_out_alike_in_either_copy() {
     let k = kernel(GRID_STRIDE);
-    let stop = |r: &Result<(), wave_runtime::RunError>| {
-        r.as_ref().err().map(|e| (format!("{:?}", std::mem::discriminant(&e.kind)), e.workgroup, e.wave))
-    };
     for w in WIDTHS {
         let n = 5 * 3 * 2 * w + 7;
         let d = Dispatch {
@@ -124,21 +121,6 @@ fn limits_run_out_alike_in_either_copy() {
             threads: 1,
             ..Dispatch::default()
         };
-        let full =
-            wave_runtime::Interpreter::new().run(&k, &d, &mut wave_runtime::Device::new(1 << 18).unwrap());
-        let per_workgroup = full.unwrap().stats.instructions / 3;
-        let (mut passed, mut failed) = (0, 0);
-        for limit in (per_workgroup / 2..=2 * per_workgroup).step_by(1 + per_workgroup as usize / 64) {
-            let d = Dispatch { max_instructions: limit, ..d.clone() };
-            let (interpreter, jit, ma, mb) = run_both(&k, &d, 1 << 18, 3);
-            assert_eq!(stop(&interpreter), stop(&jit), "W={w} limit {limit}");
-            if interpreter.is_ok() {
-                passed += 1;
-                assert!(ma == mb, "W={w} limit {limit}: memory differs");
-            } else {
-                failed += 1;
-            }
-        }
-        assert!(passed > 0 && failed > 0, "W={w}: {passed} limits passed, {failed} failed");
+        check_limits(&k, &d, 1 << 18, 3);
     }
 }

@@ -142,3 +142,11 @@ fn nested_loops() {
     let k = kernel(include_str!("../../conformance/programs/control/nest_loop_32.wave"), "nest_loop_32.wave");
     pin("nest_loop_32", &k, &[(32, true)]);
 }
+
+/// 32 nested divergent `if`s of integer ops: too large for a coherent copy, the nest runs
+/// one vector at a time.
+#[test]
+fn nested_ifs() {
+    let k = kernel(include_str!("../../conformance/programs/control/nest_if_32.wave"), "nest_if_32.wave");
+    pin("nest_if_32", &k, &[(32, true)]);
+}

@@ -26,6 +26,10 @@
 //! The chunks' copies are unrolled where they are few or small (`UNROLLED_OPS`); a larger
 //! loop is translated once and run by a run-time loop over the chunks, its state in a stack
 //! home ([`ChunkHome`]), so its code and compile time do not grow with W.
+//!
+//! A divergent `if` without a coherent copy whose bodies hold only vector ops that cannot
+//! fault (and nested `if`s) runs one vector at a time too ([`Translator::chunk_major_if`]):
+//! nothing in it can bail out, so it needs no wave-major copy.
 
 use super::loop_fn::LoopState;
 use super::shadow::ShadowPlan;
@@ -123,7 +127,7 @@ impl Translator<'_, '_> {
         let wave = self.swap_view(None);
         self.chunk_loop = Some(ChunkLoop {
             start: ChunkStart::Fixed(0),
-            bailout: bail,
+            bailout: Some(bail),
             trips: None,
             nan_deferred: nan_sticky_accumulators(body),
             checked_at_entry,
@@ -180,6 +184,72 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(done);
         self.pending = after;
         Ok(())
+    }
+
+    /// Whether the `if` statement `s` runs chunk-major ([`Self::chunk_major_if`]): a divergent
+    /// `if` of the whole wave (not inside a chunk-major loop or `if`) without a coherent
+    /// copy (which runs unmasked where every lane takes `then`), without `--stats`, whose
+    /// bodies hold only vector ops that cannot fault and nested `if`s.
+    pub fn runs_chunk_major_if(&self, s: &Stmt, func: FuncId) -> bool {
+        let StmtKind::If { then_body, else_body, .. } = &s.kind else { return false };
+        self.chunk_loop.is_none()
+            && !self.flags.stats
+            && self.wave.n > 1
+            && !self.waves.pred_is_uniform(func, s.offset)
+            && !self.has_coherent_copy(then_body, else_body)
+            && is_fault_free_vector_code(std::slice::from_ref(s))
+    }
+
+    /// Translate the `if` statement `s` one vector at a time: the whole statement for the
+    /// wave's first vector, then for the next. Its masked bodies, as wave-major code, kept
+    /// every register, predicate and mask they name live as W/4 vectors across all of
+    /// them, and the register allocator spent most of the compile time of deep `if` nests on
+    /// spilling them (`nest_if_64`). Exact: no op in it reads another lane, touches memory,
+    /// calls a helper or can fault (`is_fault_free_vector_code`), so each lane computes
+    /// the same values in either order; NaN operands of `fadd`, `fmul` and `fma` take their
+    /// exact vector path, as there is no bail-out here. What it counts is the same for every
+    /// vector (a walk of its statements, no loop in it) and is counted once.
+    pub fn chunk_major_if(&mut self, s: &Stmt, func: FuncId) -> Result<(), JitError> {
+        // Forms stand for the whole wave: the vectors in view read their variables. The
+        // forms of predicates the `if` leaves alone stay in force after it (their scalars
+        // dominate what follows; a path around this one, such as an enclosing `if`'s
+        // coherent copy, never wrote the variables). Those it writes were written into
+        // their variables before any enclosing `if` (`materialize_pred_forms_for_if`).
+        let forms = self.pred_forms.clone();
+        self.materialize_pred_forms();
+        let before = self.pending;
+        let wave = self.swap_view(None);
+        self.chunk_loop = Some(ChunkLoop {
+            start: ChunkStart::Fixed(0),
+            bailout: None,
+            trips: None,
+            nan_deferred: Vec::new(),
+            checked_at_entry: Vec::new(),
+        });
+        let mut result = Ok(());
+        let mut after = None;
+        for chunk in 0..wave.n {
+            self.set_chunk_view(&wave, chunk, 1);
+            self.pending = before;
+            result = self.stmt(s, func);
+            if result.is_err() {
+                break;
+            }
+            if after.is_some_and(|a| a != self.pending) {
+                result = Err(JitError::Codegen(format!(
+                    "the `if` at byte 0x{:x} counted differently for two vectors",
+                    s.offset
+                )));
+                break;
+            }
+            after = Some(self.pending);
+        }
+        self.chunk_loop = None;
+        self.swap_view(Some(wave));
+        self.pending = after.unwrap_or(before);
+        let written = wave_isa::ir::written_state(std::slice::from_ref(s)).preds;
+        self.pred_forms = forms.into_iter().filter(|&(p, _)| !written[p as usize]).collect();
+        result
     }
 
     /// The loop on the vectors in view, from the loop's header count: shadows in and out,
@@ -412,7 +482,7 @@ impl Translator<'_, '_> {
     /// Where a possible fault in a chunk-major loop leaves for its wave-major copy (none
     /// outside one).
     pub fn bailout(&self) -> Option<Block> {
-        self.chunk_loop.as_ref().map(|c| c.bailout)
+        self.chunk_loop.as_ref().and_then(|c| c.bailout)
     }
 
     fn chunk_loop_mut(&mut self) -> &mut ChunkLoop {
@@ -529,6 +599,25 @@ pub(super) fn nan_sticky_accumulators(body: &[Stmt]) -> Vec<u32> {
         }
     });
     (0..256).filter(|&r| fits[r as usize] == Some(true)).collect()
+}
+
+/// Whether `stmts` hold only vector ops (no helper call, no cross-lane op, nothing that
+/// touches memory, so nothing that can fault) and `if`s of such statements.
+fn is_fault_free_vector_code(stmts: &[Stmt]) -> bool {
+    stmts.iter().all(|s| match &s.kind {
+        StmtKind::Op(inst) => {
+            super::rules::is_native(inst.op)
+                && !matches!(
+                    inst.op.class(),
+                    wave_isa::opcodes::Class::LocalLoad | wave_isa::opcodes::Class::DeviceLoad
+                )
+        }
+        StmtKind::If { then_body, else_body, .. } => {
+            is_fault_free_vector_code(then_body) && is_fault_free_vector_code(else_body)
+        }
+        StmtKind::Nop => true,
+        _ => false,
+    })
 }
 
 /// Whether every statement of the body (nested ones too) keeps each lane to itself and runs

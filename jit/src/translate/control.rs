@@ -90,8 +90,11 @@ impl Translator<'_, '_> {
         Ok(())
     }
 
-    fn stmt(&mut self, s: &Stmt, func: FuncId) -> Result<(), JitError> {
+    pub(super) fn stmt(&mut self, s: &Stmt, func: FuncId) -> Result<(), JitError> {
         self.func = func;
+        if self.runs_chunk_major_if(s, func) {
+            return self.chunk_major_if(s, func);
+        }
         match &s.kind {
             StmtKind::Op(_) => {}
             StmtKind::If { then_body, else_body, .. } => {
@@ -352,7 +355,7 @@ impl Translator<'_, '_> {
     /// copies only up to COHERENT_LEVELS of them: a nest of ifs then has at most
     /// COHERENT_LEVELS + 1 copies of any statement (a copy at every level of both paths
     /// doubled the code per level).
-    fn has_coherent_copy(&self, then_body: &[Stmt], else_body: &[Stmt]) -> bool {
+    pub(super) fn has_coherent_copy(&self, then_body: &[Stmt], else_body: &[Stmt]) -> bool {
         self.chunk_loop.is_none()
             && !self.region.in_coherent_nest
             && self.region.coherent_levels < COHERENT_LEVELS

@@ -133,7 +133,7 @@ pub struct Translator<'a, 'f> {
     pub func: FuncId,
     /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
     pub partial_halts: bool,
-    /// In a chunk-major loop (see [`chunk`]): what its translation knows about it.
+    /// In a chunk-major loop or `if` (see [`chunk`]): what its translation knows about it.
     pub chunk_loop: Option<ChunkLoop>,
     /// The stack homes of run-time chunk loops so far (see [`chunk::ChunkHome`]).
     pub chunk_homes: Vec<chunk::ChunkHome>,
@@ -212,14 +212,15 @@ pub struct Region {
     pub in_call: bool,
 }
 
-/// The chunk-major loop being translated (see [`chunk`]): the vectors in view and how the
-/// loop leaves for its wave-major copy.
+/// The chunk-major loop or `if` being translated (see [`chunk`]): the vectors in view and
+/// how a loop leaves for its wave-major copy.
 #[derive(Clone, Debug)]
 pub struct ChunkLoop {
     /// The first of the wave vectors the state now stands for.
     pub start: ChunkStart,
-    /// Where a possible fault leaves for the wave-major copy.
-    pub bailout: Block,
+    /// Where a possible fault leaves for the wave-major copy (none in a chunk-major `if`,
+    /// which holds nothing that could fault: see `chunk::Translator::chunk_major_if`).
+    pub bailout: Option<Block>,
     /// With an instruction budget: the vector's repeats (back edges taken, I64), and the
     /// most the budget left at loop entry pays for (more: bail out).
     pub trips: Option<(Variable, Value)>,
