@@ -140,3 +140,63 @@ fn instruction_limits() {
         common::check_limits(&k, &d, 1 << 18, 3);
     }
 }
+
+/// `if`s inside a loop's coherent copy, where the loop's affine and uniform registers live
+/// as scalars (lane 0 of the wave) and the `if`s read them: a nest deeper than the coherent
+/// copies go, so its inner levels run chunk-major. `out[t]` and `out[t + 0x400]` get what
+/// lane t summed. The stores in the body keep the loop wave-major.
+#[test]
+fn inside_a_loop_with_scalar_shadows() {
+    let mut s = String::from(
+        ".kernel shadowed
+    mov_sr r7, sr_thread_id_x
+    iadd r8, r7, r5
+    mov_imm r13, 0
+    mov_imm r17, 1
+    mov_imm r10, 4
+    imul r18, r7, r10
+    mov_imm r11, 0x400
+    iadd r19, r18, r11
+    mov_imm r20, 0
+    mov_imm r21, 0
+    loop
+        ucmp_lt p0, r8, r4
+        break !p0
+",
+    );
+    for level in 0..6 {
+        s += &format!(
+            "        mov_imm r9, {}
+        and r9, r8, r9
+        icmp_eq p3, r9, r22
+        if p3
+        iadd r20, r20, r8
+        imul r23, r8, r13
+        xor r21, r21, r23
+",
+            1 << level
+        );
+    }
+    s += &"        endif\n".repeat(6);
+    s += "        iadd r13, r13, r17
+        isub r4, r4, r6
+        device_store_u32 r18, r20
+        device_store_u32 r19, r21
+    endloop
+.end
+";
+    let k = common::assembled(&s, "shadowed.wave");
+    for w in WIDTHS {
+        for (start, limit, drop) in [(0, 98, 7), (3, 200, 1), (0xffff_ff00, 0xffff_ff60, 3)] {
+            let d = Dispatch {
+                wave_width: w,
+                grid: [2, 1, 1],
+                workgroup: [2 * w, 1, 1],
+                initial_registers: vec![(5, start), (4, limit), (6, drop)],
+                threads: 1,
+                ..Dispatch::default()
+            };
+            common::check_completes(&k, &d, 1 << 16);
+        }
+    }
+}

@@ -189,10 +189,13 @@ impl Translator<'_, '_> {
     /// Whether the `if` statement `s` runs chunk-major ([`Self::chunk_major_if`]): a divergent
     /// `if` of the whole wave (not inside a chunk-major loop or `if`) without a coherent
     /// copy (which runs unmasked where every lane takes `then`), without `--stats`, whose
-    /// bodies hold only vector ops that cannot fault and nested `if`s.
+    /// bodies hold only vector ops that cannot fault and nested `if`s. Not where values live
+    /// as scalar shadows (a loop's coherent copy): a shadow stands for lane 0 of the wave's
+    /// first vector, not of the vector in view.
     pub fn runs_chunk_major_if(&self, s: &Stmt, func: FuncId) -> bool {
         let StmtKind::If { then_body, else_body, .. } = &s.kind else { return false };
         self.chunk_loop.is_none()
+            && self.shadows.is_empty()
             && !self.flags.stats
             && self.wave.n > 1
             && !self.waves.pred_is_uniform(func, s.offset)

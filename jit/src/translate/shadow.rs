@@ -77,6 +77,13 @@ pub struct Shadows {
     constants: HashMap<u32, u32>,
 }
 
+impl Shadows {
+    /// Whether no value is a shadow now.
+    pub fn is_empty(&self) -> bool {
+        self.regs.is_empty() && self.preds.is_empty()
+    }
+}
+
 /// What a planned value has seen so far: a consistent stride (and maybe constant), or a use
 /// or write that does not fit.
 #[derive(Clone, Copy, PartialEq, Eq)]
