@@ -87,15 +87,10 @@ impl Translator<'_, '_> {
     pub fn runs_chunk_major(&self, body: &[Stmt]) -> bool {
         // With a budget the wave is charged its longest vector's trips, which is exact only
         // without nested loops.
-        let has_nested_loop = || {
-            let mut found = false;
-            wave_isa::ir::walk_block(body, 0, &mut |s, _| found |= matches!(s.kind, StmtKind::Loop { .. }));
-            found
-        };
         self.chunk_loop.is_none()
             && !self.flags.stats
             && body_is_lane_local(body)
-            && !(self.flags.fuel && has_nested_loop())
+            && !(self.flags.fuel && super::control::contains_loop(body))
     }
 
     /// Translate the loop for the vectors of one chunk; a run-time loop runs it for each

@@ -14,7 +14,6 @@ use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{Block, InstBuilder, SourceLoc};
-use cranelift_frontend::Variable;
 use wave_isa::analysis::cost::{self, Cost};
 use wave_isa::analysis::Uniformity;
 use wave_isa::ir::{walk_block, MAX_CALL_DEPTH};
@@ -35,7 +34,7 @@ pub enum Frame {
         masked_exit: bool,
     },
     /// An inlined call: lanes that returned (rejoin at the call's end).
-    Call { ret: Vec<Variable> },
+    Call { ret: Gathering },
 }
 
 #[derive(Default)]
@@ -55,7 +54,7 @@ impl ControlStack {
         self.frames.last().filter(|f| matches!(f, Frame::Loop { .. }))
     }
 
-    fn innermost_call(&self) -> Option<&Vec<Variable>> {
+    fn innermost_call(&self) -> Option<&Gathering> {
         self.frames.iter().rev().find_map(|f| match f {
             Frame::Call { ret } => Some(ret),
             Frame::Loop { .. } => None,
@@ -232,7 +231,7 @@ impl Translator<'_, '_> {
             StmtKind::Return => {
                 let leaving = self.op_mask(s.guard);
                 match self.cf.innermost_call().cloned() {
-                    Some(ret) => self.leave_lanes(&leaving, &Gathering::Vars(ret)),
+                    Some(ret) => self.leave_lanes(&leaving, &ret),
                     None => self.halt(&leaving, s.offset),
                 }
                 Ok(())
@@ -673,7 +672,7 @@ impl Translator<'_, '_> {
             .get(callee)
             .ok_or_else(|| JitError::Unsupported(format!("call to unknown function {callee}")))?;
         let zero = self.zeros();
-        let ret = self.new_vars(&zero);
+        let ret = Gathering::Vars(self.new_vars(&zero));
         self.cf.frames.push(Frame::Call { ret: ret.clone() });
         let call_site = self.shapes.get(self.func, offset);
         let divergent = self.region.call_divergent || call_site.is_none_or(|info| info.divergent);
@@ -681,14 +680,14 @@ impl Translator<'_, '_> {
         let result = self.in_region(callee_region, |t| t.block(&func.body, callee));
         self.cf.frames.pop();
         result?;
-        self.rejoin_lanes(&Gathering::Vars(ret.clone()));
-        self.release_vars(I32X4, &ret);
+        self.rejoin_lanes(&ret);
+        self.release_gathering(ret);
         Ok(())
     }
 }
 
 /// Whether `body` holds a loop (at any depth).
-fn contains_loop(body: &[Stmt]) -> bool {
+pub(super) fn contains_loop(body: &[Stmt]) -> bool {
     let mut found = false;
     wave_isa::ir::walk_block(body, 0, &mut |s, _| found |= matches!(s.kind, StmtKind::Loop { .. }));
     found

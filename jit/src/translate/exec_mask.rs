@@ -184,10 +184,14 @@ impl Translator<'_, '_> {
     pub fn loop_end(&mut self, masks: LoopMasks) {
         let broke = self.gathered(&masks.broke);
         self.set_exec_mask(&broke);
-        for g in [masks.broke, masks.continued] {
-            if let Gathering::Vars(vars) = g {
-                self.release_vars(I32X4, &vars);
-            }
+        self.release_gathering(masks.broke);
+        self.release_gathering(masks.continued);
+    }
+
+    /// A gathering mask is done with: its variables (if it has them) go back to the pool.
+    pub fn release_gathering(&mut self, g: Gathering) {
+        if let Gathering::Vars(vars) = g {
+            self.release_vars(I32X4, &vars);
         }
     }
 }
