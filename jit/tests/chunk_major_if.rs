@@ -137,7 +137,7 @@ fn instruction_limits() {
             threads: 1,
             ..Dispatch::default()
         };
-        common::check_limits(&k, &d, 1 << 18, 3);
+        common::check_limits(&k, &d, 1 << 18);
     }
 }
 

@@ -121,6 +121,6 @@ fn limits_run_out_alike_in_either_copy() {
             threads: 1,
             ..Dispatch::default()
         };
-        check_limits(&k, &d, 1 << 18, 3);
+        check_limits(&k, &d, 1 << 18);
     }
 }

@@ -142,17 +142,18 @@ pub fn check_completes(kernel: &ValidKernel, d: &Dispatch, device_size: u64) {
     assert_same(kernel, d, both);
 }
 
-/// Instruction limits from a quarter to twice what one workgroup of `d` (a grid of
-/// `workgroups`) counts on the interpreter: both engines pass and fail at the same limits,
+/// Instruction limits from a quarter to twice what one workgroup of `d` counts on the
+/// interpreter: both engines pass and fail at the same limits,
 /// stop in the same workgroup and wave (the JIT names the pc where it settles its count, not
 /// the statement's, so the pc is not compared), and leave the same memory where they pass.
 /// Some limits must pass and some fail.
-pub fn check_limits(kernel: &ValidKernel, d: &Dispatch, device_size: u64, workgroups: u64) {
+pub fn check_limits(kernel: &ValidKernel, d: &Dispatch, device_size: u64) {
     let stop = |r: &Result<(), RunError>| {
         r.as_ref().err().map(|e| (format!("{:?}", std::mem::discriminant(&e.kind)), e.workgroup, e.wave))
     };
     let w = d.wave_width;
     let full = Interpreter::new().run(kernel, d, &mut Device::new(device_size).unwrap());
+    let workgroups: u64 = d.grid.iter().map(|&g| g as u64).product();
     let per_workgroup = full.unwrap().stats.instructions / workgroups;
     let (mut passed, mut failed) = (0, 0);
     for limit in (per_workgroup / 4..=2 * per_workgroup).step_by(1 + per_workgroup as usize / 64) {
