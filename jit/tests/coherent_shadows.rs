@@ -58,6 +58,54 @@ const CASES: [(u32, u32, u32); 4] = [
     (0xffff_ffc0, 0, 1),
 ];
 
+/// `out[t]` = the trips lane t ran: it stays while `test` holds for `r8 = start + 2t`
+/// against `r4`, which rises by `r6` each trip. Even lanes skip the domains' largest values,
+/// which no rising limit can pass, so lanes that wrap still leave.
+fn rising_limit_loop(test: &str) -> String {
+    format!(
+        "
+.kernel rising
+    mov_sr r7, sr_thread_id_x
+    iadd r8, r7, r7
+    iadd r8, r8, r5
+    mov_imm r13, 0
+    mov_imm r17, 1
+    loop
+        {test}
+        iadd r13, r13, r17
+        iadd r4, r4, r6
+    endloop
+    mov_imm r10, 4
+    imul r18, r7, r10
+    device_store_u32 r18, r13
+.end
+"
+    )
+}
+
+/// Pairs where a lane leaves once the rising limit has passed its value, so the low lanes
+/// leave first and the first lane decides (unless the lanes wrap): `x < u` and `x <= u` in
+/// both domains (true: signed), both sides and both polarities.
+const RISING_TESTS: [(&str, bool); 7] = [
+    ("ucmp_lt p0, r8, r4\n        break p0", false),
+    ("ucmp_le p0, r8, r4\n        break p0", false),
+    ("ucmp_le p1, r4, r8\n        break !p1", false),
+    ("icmp_lt p1, r8, r4\n        break p1", true),
+    ("icmp_le p2, r4, r8\n        break !p2", true),
+    ("icmp_gt p0, r4, r8\n        break p0", true),
+    ("icmp_ge p2, r8, r4\n        break !p2", true),
+];
+
+/// (start, first limit, rise per trip) for each domain: lanes that do not wrap; lanes
+/// wrapping past the domain's top, where the wrapped lanes lie below the first limit while
+/// both ends lie above it (the middle lanes leave first) and the second limit is the top
+/// (every lane left leaves); every lane leaving at once.
+fn rising_cases(signed: bool) -> [(u32, u32, u32); 3] {
+    let wrapping =
+        if signed { (0x7fff_fff0, 0x8000_0008, 0xffff_fff7) } else { (0xffff_fff0, 8, 0xffff_fff7) };
+    [(98, 0, 7), wrapping, (0, 0x7000_0000, 1)]
+}
+
 fn dispatch(w: u32, grid: u32, registers: Vec<(u8, u32)>, threads: usize) -> Dispatch {
     Dispatch {
         wave_width: w,
@@ -79,6 +127,21 @@ fn leave_tests_on_scalars_match_the_interpreter() {
             for (start, limit, drop) in CASES {
                 for threads in [1, 2] {
                     let d = dispatch(w, 2, vec![(4, limit), (5, start), (6, drop)], threads);
+                    check_completes(&k, &d, 1 << 16);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn leave_tests_where_the_low_lanes_leave_first_match_the_interpreter() {
+    for (test, signed) in RISING_TESTS {
+        let k = common::assembled(&rising_limit_loop(test), "rising.wave");
+        for w in WIDTHS {
+            for (start, limit, rise) in rising_cases(signed) {
+                for threads in [1, 2] {
+                    let d = dispatch(w, 2, vec![(4, limit), (5, start), (6, rise)], threads);
                     check_completes(&k, &d, 1 << 16);
                 }
             }

@@ -21,7 +21,7 @@
 
 use super::Translator;
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
-use cranelift_codegen::ir::types::{I32, I32X4, I64};
+use cranelift_codegen::ir::types::{I32X4, I64};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use std::collections::HashMap;
 use wave_isa::opcodes::{Role, Slot};
@@ -208,8 +208,10 @@ impl Translator<'_, '_> {
     /// lanes where `x = x0 + lane × stride` (stride positive as i32) and `u` is uniform, as an
     /// i8, conservatively (true may also mean "cannot tell"). Where the lanes' values do not
     /// wrap in the compare's domain they increase with the lane, so an order compare is
-    /// monotone in the lane and holds somewhere exactly when it holds at the first or the
-    /// last lane; where they wrap, the answer is true.
+    /// monotone in the lane: `x > u` holds somewhere exactly when it holds in the last lane
+    /// (one 64-bit compare, which also holds where the lanes wrap, the last lane then lying
+    /// past every value `u` can have), `x < u` when it holds in the first or the lanes wrap.
+    /// This test runs once per trip of a grid-stride loop, so its length is the loop's.
     pub fn some_lane_satisfies(
         &mut self,
         cc: IntCC,
@@ -219,18 +221,25 @@ impl Translator<'_, '_> {
         u: Value,
         lanes: usize,
     ) -> Value {
+        // As `x cc u`, `x` rising with the lane where the lanes do not wrap.
+        let cc = if varying_left { cc } else { cc.swap_args() };
         let signed = is_signed(cc);
         let last_wide = self.last_lane_wide(signed, x0, stride, lanes);
+        if matches!(
+            cc,
+            IntCC::SignedGreaterThan
+                | IntCC::SignedGreaterThanOrEqual
+                | IntCC::UnsignedGreaterThan
+                | IntCC::UnsignedGreaterThanOrEqual
+        ) {
+            let u_wide = self.widen(signed, u);
+            return self.b.ins().icmp(cc, last_wide, u_wide);
+        }
+        // `<` or `<=` (callers pass order compares only, see `monotone_compare`).
+        debug_assert!(!matches!(cc, IntCC::Equal | IntCC::NotEqual));
         let wraps = self.lanes_wrap(signed, last_wide);
-        let last = self.b.ins().ireduce(I32, last_wide);
-        let holds = |t: &mut Self, x: Value| {
-            let (l, r) = if varying_left { (x, u) } else { (u, x) };
-            t.b.ins().icmp(cc, l, r)
-        };
-        let at_first = holds(self, x0);
-        let at_last = holds(self, last);
-        let either = self.b.ins().bor(at_first, at_last);
-        self.b.ins().bor(either, wraps)
+        let at_first = self.b.ins().icmp(cc, x0, u);
+        self.b.ins().bor(at_first, wraps)
     }
 
     /// `v` in 64 bits, extended as a compare of the given signedness reads it.
