@@ -99,7 +99,7 @@ impl Writer<'_> {
         }
     }
 
-    fn data_op(&mut self, inst: &Instruction, offset: u32) -> Result<(), EmitError> {
+    fn data_op(&mut self, inst: &Instruction, offset: u32, ids: &mut FreshIds) -> Result<(), EmitError> {
         let (d, a, b, c) = (inst.rd as u32, inst.rs1 as u32, inst.rs2 as u32, inst.rs3 as u32);
         match lowering(inst.op) {
             Lowering::Pure => self.pure(inst, offset)?,
@@ -107,30 +107,9 @@ impl Writer<'_> {
                 let v = special(inst.rs1);
                 self.ins(format!("@%act mov.u32 {}, {v};", r(d)));
             }
-            Lowering::Load { space, bytes } => {
-                let (sp, addr) = self.address(space, a);
-                match bytes {
-                    1 => self.ins(format!("@%act ld.{sp}.u8 {}, [{addr}];", r(d))),
-                    2 => self.ins(format!("@%act ld.{sp}.u16 {}, [{addr}];", r(d))),
-                    _ => {
-                        // Word by word: WAVE needs only 4-byte alignment for 8- and 16-byte accesses.
-                        for k in 0..bytes / 4 {
-                            self.ins(format!("@%act ld.{sp}.u32 {}, [{addr}+{}];", r(d + k), k * 4));
-                        }
-                    }
-                }
-            }
+            Lowering::Load { space, bytes } => self.load_store(space, bytes, None, d, a, ids),
             Lowering::Store { space, bytes } => {
-                let (sp, addr) = self.address(space, a);
-                match bytes {
-                    1 => self.ins(format!("@%act st.{sp}.u8 [{addr}], {};", r(b))),
-                    2 => self.ins(format!("@%act st.{sp}.u16 [{addr}], {};", r(b))),
-                    _ => {
-                        for k in 0..bytes / 4 {
-                            self.ins(format!("@%act st.{sp}.u32 [{addr}+{}], {};", k * 4, r(b + k)));
-                        }
-                    }
-                }
+                self.load_store(space, bytes, Some(b), d, a, ids);
                 // WAVE runs a wave's instructions in order for all lanes: make this store
                 // visible to the other lanes of the warp before the next instruction.
                 self.ins("bar.warp.sync %wmask;");
@@ -163,6 +142,74 @@ impl Writer<'_> {
             Lowering::Statement => unreachable!("the walk writes statements"),
         }
         Ok(())
+    }
+
+    /// A load into `d..` (`store` None) or a store of `store..`, of `bytes` bytes at WAVE
+    /// address `a`. WAVE allows any alignment; GPUs need each access naturally aligned. An
+    /// aligned address (the memory bases are at least 16-byte aligned) takes one access of
+    /// `bytes` (8 and 16 bytes: one per 4-byte word); active lanes with an unaligned address
+    /// branch to byte accesses.
+    fn load_store(
+        &mut self,
+        space: Space,
+        bytes: u32,
+        store: Option<u32>,
+        d: u32,
+        a: u32,
+        ids: &mut FreshIds,
+    ) {
+        let (sp, addr) = self.address(space, a);
+        let unit = bytes.min(4);
+        if unit == 1 {
+            self.access(sp, &addr, bytes, 1, store, d);
+            return;
+        }
+        let id = ids.next();
+        self.ins(format!("and.b32 %t2, {}, {};", r(a), unit - 1));
+        self.ins("setp.ne.and.u32 %q1, %t2, 0, %act;");
+        self.ins(format!("@%q1 bra MEM_BYTES_{id};"));
+        self.access(sp, &addr, bytes, unit, store, d);
+        self.ins(format!("bra MEM_DONE_{id};"));
+        self.label(&format!("MEM_BYTES_{id}"));
+        self.access(sp, &addr, bytes, 1, store, d);
+        self.label(&format!("MEM_DONE_{id}"));
+    }
+
+    /// The accesses of [`Self::load_store`], each of `unit` bytes (1, 2 or 4); a load puts
+    /// each 4-byte word (or the whole value, if smaller) in `d + k` under `%act`.
+    fn access(&mut self, sp: &str, addr: &str, bytes: u32, unit: u32, store: Option<u32>, d: u32) {
+        let word_bytes = bytes.min(4);
+        for k in 0..bytes.div_ceil(4) {
+            let base = k * 4;
+            match store {
+                Some(b) if unit == word_bytes => {
+                    self.ins(format!("@%act st.{sp}.u{} [{addr}+{base}], {};", unit * 8, r(b + k)));
+                }
+                Some(b) => {
+                    for j in 0..word_bytes {
+                        let src = if j == 0 {
+                            r(b + k)
+                        } else {
+                            self.ins(format!("shr.u32 %t1, {}, {};", r(b + k), j * 8));
+                            "%t1".into()
+                        };
+                        self.ins(format!("@%act st.{sp}.u8 [{addr}+{}], {src};", base + j));
+                    }
+                }
+                None if unit == word_bytes => {
+                    self.ins(format!("@%act ld.{sp}.u{} {}, [{addr}+{base}];", unit * 8, r(d + k)));
+                }
+                None => {
+                    self.ins(format!("ld.{sp}.u8 %t0, [{addr}+{base}];"));
+                    for j in 1..word_bytes {
+                        self.ins(format!("ld.{sp}.u8 %t1, [{addr}+{}];", base + j));
+                        self.ins(format!("shl.b32 %t1, %t1, {};", j * 8));
+                        self.ins("or.b32 %t0, %t0, %t1;");
+                    }
+                    self.ins(format!("@%act mov.b32 {}, %t0;", r(d + k)));
+                }
+            }
+        }
     }
 
     /// Address of a WAVE byte offset: `(state space, operand)`.
@@ -338,6 +385,158 @@ impl Writer<'_> {
         }
     }
 
+    /// Where the float in `res` is a NaN, make it the interpreter's (runtime `f32_result`,
+    /// `f64_result`): the first NaN operand of `ops` (WAVE order rs1, rs2, rs3) quieted, else
+    /// the x86 default NaN; GPUs give a canonical NaN instead. Uses `%t10`, `%t11` (f64:
+    /// `%td4`, `%td5`) and `%q4`.
+    fn nan_rule(&mut self, fp: Fp, res: &str, ops: &[&str]) {
+        let (ty, bits, quiet, default, cand, tmp) = match fp {
+            Fp::F32 => ("f32", "b32", "0x00400000", "0xFFC00000", "%t10", "%t11"),
+            Fp::F64 => ("f64", "b64", "0x0008000000000000", "0xFFF8000000000000", "%td4", "%td5"),
+        };
+        self.ins(format!("mov.{bits} {cand}, {default};"));
+        for op in ops.iter().rev() {
+            self.ins(format!("setp.nan.{ty} %q4, {op}, {op};"));
+            self.ins(format!("or.{bits} {tmp}, {op}, {quiet};"));
+            self.ins(format!("selp.{bits} {cand}, {tmp}, {cand}, %q4;"));
+        }
+        self.ins(format!("setp.nan.{ty} %q4, {res}, {res};"));
+        self.ins(format!("selp.{bits} {res}, {cand}, {res}, %q4;"));
+    }
+
+    /// `%t0` = log2 of the f32 in `x`, the interpreter's algorithm (msun e_log2f.c as the
+    /// `libm` crate has it; `wave_flog2` in clike_prelude.rs): the general case computed for
+    /// every input, then the special cases selected. `.rn` on each operation, in the C's order.
+    fn flog2(&mut self, x: &str) {
+        for line in [
+            // Subnormals scaled by 2^25 (k = -25).
+            format!("setp.lt.u32 %q1, {x}, 0x00800000;"),
+            format!("mul.rn.f32 %t2, {x}, 0f4C000000;"),
+            format!("selp.b32 %t1, %t2, {x}, %q1;"),
+            "selp.b32 %t3, 0xFFFFFFE7, 0, %q1;".into(),
+            // ix += 0x3F800000 - 0x3F3504F3; k += (ix >> 23) - 0x7F; ix = (ix & 0x7FFFFF) + 0x3F3504F3.
+            "add.u32 %t1, %t1, 0x004AFB0D;".into(),
+            "shr.u32 %t2, %t1, 23;".into(),
+            "add.u32 %t3, %t3, %t2;".into(),
+            "sub.u32 %t3, %t3, 0x7F;".into(),
+            "and.b32 %t1, %t1, 0x007FFFFF;".into(),
+            "add.u32 %t1, %t1, 0x3F3504F3;".into(),
+            "sub.rn.f32 %t4, %t1, 0f3F800000;".into(), // f
+            "add.rn.f32 %t5, 0f40000000, %t4;".into(),
+            "div.rn.f32 %t5, %t4, %t5;".into(), // s = f / (2 + f)
+            "mul.rn.f32 %t6, %t5, %t5;".into(), // z
+            "mul.rn.f32 %t7, %t6, %t6;".into(), // w
+            // t1 = w * (Lg2 + w * Lg4); t2 = z * (Lg1 + w * Lg3); r = t2 + t1.
+            "mul.rn.f32 %t12, %t7, 0f3E789E26;".into(),
+            "add.rn.f32 %t12, 0f3ECCCE13, %t12;".into(),
+            "mul.rn.f32 %t12, %t7, %t12;".into(),
+            "mul.rn.f32 %t13, %t7, 0f3E91E9EE;".into(),
+            "add.rn.f32 %t13, 0f3F2AAAAA, %t13;".into(),
+            "mul.rn.f32 %t13, %t6, %t13;".into(),
+            "add.rn.f32 %t12, %t13, %t12;".into(),
+            // hfsq = 0.5 * f * f; hi = (f - hfsq) with the low 12 bits cleared.
+            "mul.rn.f32 %t13, 0f3F000000, %t4;".into(),
+            "mul.rn.f32 %t13, %t13, %t4;".into(),
+            "sub.rn.f32 %t14, %t4, %t13;".into(),
+            "and.b32 %t14, %t14, 0xFFFFF000;".into(),
+            // lo = f - hi - hfsq + s * (hfsq + r).
+            "sub.rn.f32 %t15, %t4, %t14;".into(),
+            "sub.rn.f32 %t15, %t15, %t13;".into(),
+            "add.rn.f32 %t6, %t13, %t12;".into(),
+            "mul.rn.f32 %t6, %t5, %t6;".into(),
+            "add.rn.f32 %t15, %t15, %t6;".into(),
+            // (lo + hi) * ivln2lo + lo * ivln2hi + hi * ivln2hi + k.
+            "add.rn.f32 %t6, %t15, %t14;".into(),
+            "mul.rn.f32 %t6, %t6, 0fB9389AD4;".into(),
+            "mul.rn.f32 %t7, %t15, 0f3FB8B000;".into(),
+            "add.rn.f32 %t6, %t6, %t7;".into(),
+            "mul.rn.f32 %t7, %t14, 0f3FB8B000;".into(),
+            "add.rn.f32 %t6, %t6, %t7;".into(),
+            "cvt.rn.f32.s32 %t7, %t3;".into(),
+            "add.rn.f32 %t0, %t6, %t7;".into(),
+            // log2(1) = +0; +inf and positive NaNs unchanged.
+            format!("setp.eq.u32 %q1, {x}, 0x3F800000;"),
+            "selp.b32 %t0, 0, %t0, %q1;".into(),
+            format!("setp.ge.u32 %q1, {x}, 0x7F800000;"),
+            format!("setp.lt.and.u32 %q1, {x}, 0x80000000, %q1;"),
+            format!("selp.b32 %t0, {x}, %t0, %q1;"),
+            // Negative (not -0): a NaN quieted, else the default NaN; log2(±0) = -inf.
+            format!("or.b32 %t1, {x}, 0x00400000;"),
+            format!("setp.gt.u32 %q1, {x}, 0xFF800000;"),
+            "selp.b32 %t1, %t1, 0xFFC00000, %q1;".into(),
+            format!("setp.gt.u32 %q1, {x}, 0x80000000;"),
+            "selp.b32 %t0, %t1, %t0, %q1;".into(),
+            format!("shl.b32 %t1, {x}, 1;"),
+            "setp.eq.u32 %q1, %t1, 0;".into(),
+            "selp.b32 %t0, 0xFF800000, %t0, %q1;".into(),
+        ] {
+            self.ins(line);
+        }
+    }
+
+    /// `%t0` = 2^x for the f32 in `x`, the interpreter's algorithm (msun s_exp2f.c as the
+    /// `libm` crate has it; `wave_fexp2` in clike_prelude.rs): a 16-entry table of
+    /// 2^(i/16 - 1/2) and a degree-4 polynomial in f64, special cases selected at the end.
+    fn fexp2(&mut self, x: &str) {
+        for line in [
+            format!("and.b32 %t1, {x}, 0x7FFFFFFF;"),    // ix
+            format!("add.rn.f32 %t2, {x}, 0f49400000;"), // ui = x + 0x1.8p23 / 16
+            "add.u32 %t3, %t2, 8;".into(),               // i0
+            "shr.u32 %t4, %t3, 4;".into(),               // k = i0 / 16
+            "add.u32 %t4, %t4, 0x3FF;".into(),
+            "shl.b32 %t4, %t4, 20;".into(),
+            "mov.b32 %t5, 0;".into(),
+            "mov.b64 %td3, {%t5, %t4};".into(),        // 2^k
+            "sub.rn.f32 %t5, %t2, 0f49400000;".into(), // uf
+            format!("sub.rn.f32 %t5, {x}, %t5;"),
+            "cvt.f64.f32 %td1, %t5;".into(), // z = x - uf
+            "and.b32 %t3, %t3, 15;".into(),
+        ] {
+            self.ins(line);
+        }
+        // r0 = table[i0 % 16].
+        for (i, v) in EXP2F_TABLE.iter().enumerate() {
+            if i == 0 {
+                self.ins(format!("mov.b64 %td0, 0d{v:016X};"));
+            } else {
+                self.ins(format!("setp.eq.u32 %q1, %t3, {i};"));
+                self.ins(format!("@%q1 mov.b64 %td0, 0d{v:016X};"));
+            }
+        }
+        for line in [
+            // r = r0 + t * (p1 + z * p2) + t * (z * z) * (p3 + z * p4), t = r0 * z.
+            "mul.rn.f64 %td2, %td0, %td1;".into(),
+            "mul.rn.f64 %td4, %td1, 0d3FCEBFBE00000000;".into(),
+            "add.rn.f64 %td4, 0d3FE62E4300000000, %td4;".into(),
+            "mul.rn.f64 %td4, %td2, %td4;".into(),
+            "add.rn.f64 %td4, %td0, %td4;".into(),
+            "mul.rn.f64 %td5, %td1, %td1;".into(),
+            "mul.rn.f64 %td5, %td2, %td5;".into(),
+            "mul.rn.f64 %td6, %td1, 0d3F83B2C9C0000000;".into(),
+            "add.rn.f64 %td6, 0d3FAC6B3480000000, %td6;".into(),
+            "mul.rn.f64 %td5, %td5, %td6;".into(),
+            "add.rn.f64 %td4, %td4, %td5;".into(),
+            "mul.rn.f64 %td4, %td4, %td3;".into(),
+            "cvt.rn.f32.f64 %t0, %td4;".into(),
+            // |x| <= 2^-25: 1 + x.
+            "setp.le.u32 %q1, %t1, 0x33000000;".into(),
+            format!("add.rn.f32 %t2, 0f3F800000, {x};"),
+            "selp.b32 %t0, %t2, %t0, %q1;".into(),
+            // |x| > 126: x <= -150 gives 0, x >= 128 overflows (x * 2^127), a NaN is unchanged.
+            "setp.gt.u32 %q2, %t1, 0x42FC0000;".into(),
+            format!("setp.ge.and.u32 %q1, {x}, 0xC3160000, %q2;"),
+            "selp.b32 %t0, 0, %t0, %q1;".into(),
+            format!("setp.ge.and.u32 %q1, {x}, 0x43000000, %q2;"),
+            format!("setp.lt.and.u32 %q1, {x}, 0x80000000, %q1;"),
+            format!("mul.rn.f32 %t2, {x}, 0f7F000000;"),
+            "selp.b32 %t0, %t2, %t0, %q1;".into(),
+            "setp.gt.u32 %q1, %t1, 0x7F800000;".into(),
+            format!("selp.b32 %t0, {x}, %t0, %q1;"),
+        ] {
+            self.ins(line);
+        }
+    }
+
     /// f16 in the low (or high) half of `src` to f32 in `dst`.
     fn f16_to_f32(&mut self, dst: &str, src: &str, high: bool) {
         if high {
@@ -393,6 +592,11 @@ impl Writer<'_> {
             }
             let args = (1..=operands).map(|k| format!("%t{k}")).collect::<Vec<_>>().join(", ");
             self.ins(format!("{f32_op} %t4, {args};"));
+            if bf16 {
+                // The f32 NaN becomes the bf16 NaN: make it the interpreter's.
+                let ops = ["%t1", "%t2", "%t3"];
+                self.nan_rule(Fp::F32, "%t4", &ops[..operands]);
+            }
             let out = if high { "%t6" } else { "%t5" };
             if bf16 {
                 self.f32_to_bf16(out, "%t4");
@@ -428,13 +632,20 @@ impl Writer<'_> {
             if n >= 3 {
                 w.ins(format!("mov.b64 %td3, {};", pair(c)));
             }
-            let args = ["%td1", "%td2", "%td3"][..n as usize].join(", ");
-            w.ins(format!("{instr} %td0, {args};"));
+            let args = &["%td1", "%td2", "%td3"][..n as usize];
+            w.ins(format!("{instr} %td0, {};", args.join(", ")));
+            w.nan_rule(Fp::F64, "%td0", args);
             w.ins("mov.b64 {%t0, %t1}, %td0;");
             w.ins(format!("@%act mov.b32 {rd}, %t0;"));
             if d < 255 {
                 w.ins(format!("@%act mov.b32 {}, %t1;", r(d + 1)));
             }
+        };
+        // An f32 operation with the interpreter's NaN rule over its operands.
+        let fop = |w: &mut Self, instr: &str, ops: &[&str]| {
+            w.ins(format!("{instr} %t0, {};", ops.join(", ")));
+            w.nan_rule(Fp::F32, "%t0", ops);
+            w.ins(format!("@%act mov.b32 {rd}, %t0;"));
         };
         // fmin/fmax as minNum with the first operand kept on equal zeros.
         let minmax = |w: &mut Self, x: &str, y: &str, out: &str, is_min: bool| {
@@ -472,11 +683,11 @@ impl Writer<'_> {
                 self.ins(format!("max.s32 %t0, {ra}, {rb};"));
                 set(self, "min.s32", &format!("%t0, {rc}"));
             }
-            Fadd => set(self, "add.rn.f32", &format!("{ra}, {rb}")),
-            Fsub => set(self, "sub.rn.f32", &format!("{ra}, {rb}")),
-            Fmul => set(self, "mul.rn.f32", &format!("{ra}, {rb}")),
-            Fma => set(self, "fma.rn.f32", &format!("{ra}, {rb}, {rc}")),
-            Fdiv => set(self, "div.rn.f32", &format!("{ra}, {rb}")),
+            Fadd => fop(self, "add.rn.f32", &[&ra, &rb]),
+            Fsub => fop(self, "sub.rn.f32", &[&ra, &rb]),
+            Fmul => fop(self, "mul.rn.f32", &[&ra, &rb]),
+            Fma => fop(self, "fma.rn.f32", &[&ra, &rb, &rc]),
+            Fdiv => fop(self, "div.rn.f32", &[&ra, &rb]),
             Fneg => set(self, "xor.b32", &format!("{ra}, 0x80000000")),
             Fabs => set(self, "and.b32", &format!("{ra}, 0x7FFFFFFF")),
             Fmin | Fmax => {
@@ -488,15 +699,18 @@ impl Writer<'_> {
                 minmax(self, "%t0", &rc, "%t1", true);
                 self.ins(format!("@%act mov.b32 {rd}, %t1;"));
             }
-            Fsqrt => set(self, "sqrt.rn.f32", &ra),
+            // A negative input gives the default NaN, as in the interpreter.
+            Fsqrt => fop(self, "sqrt.rn.f32", &[&ra]),
             Frsqrt => {
                 self.ins(format!("sqrt.rn.f32 %t0, {ra};"));
-                set(self, "div.rn.f32", "0f3F800000, %t0");
+                self.ins("div.rn.f32 %t0, 0f3F800000, %t0;");
+                self.nan_rule(Fp::F32, "%t0", &[&ra]);
+                self.ins(format!("@%act mov.b32 {rd}, %t0;"));
             }
-            Frcp => set(self, "rcp.rn.f32", &ra),
-            Ffloor => set(self, "cvt.rmi.f32.f32", &ra),
-            Fceil => set(self, "cvt.rpi.f32.f32", &ra),
-            Ftrunc => set(self, "cvt.rzi.f32.f32", &ra),
+            Frcp => fop(self, "rcp.rn.f32", &[&ra]),
+            Ffloor => fop(self, "cvt.rmi.f32.f32", &[&ra]),
+            Fceil => fop(self, "cvt.rpi.f32.f32", &[&ra]),
+            Ftrunc => fop(self, "cvt.rzi.f32.f32", &[&ra]),
             Fround => {
                 // Half away from zero: trunc, then step by ±1 when the exact remainder is ≥ 0.5.
                 self.ins(format!("cvt.rzi.f32.f32 %t0, {ra};"));
@@ -505,25 +719,40 @@ impl Writer<'_> {
                 self.ins("@%q1 add.rn.f32 %t0, %t0, 0f3F800000;");
                 self.ins("setp.le.f32 %q1, %t1, 0fBF000000;");
                 self.ins("@%q1 sub.rn.f32 %t0, %t0, 0f3F800000;");
+                self.nan_rule(Fp::F32, "%t0", &[&ra]);
                 self.ins(format!("@%act mov.b32 {rd}, %t0;"));
             }
             Ffract => {
+                // ±inf - ±inf gives the default NaN, as in the interpreter.
                 self.ins(format!("cvt.rzi.f32.f32 %t0, {ra};"));
-                set(self, "sub.rn.f32", &format!("{ra}, %t0"));
-            }
-            Fsat => {
-                // NaN and -0 pass through.
-                self.ins(format!("setp.lt.f32 %q1, {ra}, 0f00000000;"));
-                self.ins(format!("selp.b32 %t0, 0, {ra}, %q1;"));
-                self.ins("setp.gt.f32 %q1, %t0, 0f3F800000;");
-                self.ins("selp.b32 %t0, 0x3F800000, %t0, %q1;");
+                self.ins(format!("sub.rn.f32 %t0, {ra}, %t0;"));
+                self.nan_rule(Fp::F32, "%t0", &[&ra]);
                 self.ins(format!("@%act mov.b32 {rd}, %t0;"));
             }
-            // PTX has only approximate transcendentals (see README: not bit-exact).
-            Fsin => set(self, "sin.approx.f32", &ra),
-            Fcos => set(self, "cos.approx.f32", &ra),
-            Fexp2 => set(self, "ex2.approx.f32", &ra),
-            Flog2 => set(self, "lg2.approx.f32", &ra),
+            Fsat => {
+                // On the bits, so that no float min/max can turn a NaN into 0: negative (not
+                // -0) -> 0, above 1.0 (signed compare) -> 1.0, NaN unchanged.
+                self.ins(format!("setp.gt.u32 %q1, {ra}, 0x80000000;"));
+                self.ins(format!("selp.b32 %t0, 0, {ra}, %q1;"));
+                self.ins(format!("setp.gt.s32 %q1, {ra}, 0x3F800000;"));
+                self.ins("selp.b32 %t0, 0x3F800000, %t0, %q1;");
+                self.ins(format!("and.b32 %t1, {ra}, 0x7FFFFFFF;"));
+                self.ins("setp.gt.u32 %q1, %t1, 0x7F800000;");
+                self.ins(format!("selp.b32 %t0, {ra}, %t0, %q1;"));
+                self.ins(format!("@%act mov.b32 {rd}, %t0;"));
+            }
+            // sin and cos are the hardware's approximations (see README: not bit-exact); NaN
+            // results follow the interpreter (sin(inf) = default NaN).
+            Fsin => fop(self, "sin.approx.f32", &[&ra]),
+            Fcos => fop(self, "cos.approx.f32", &[&ra]),
+            Fexp2 => {
+                self.fexp2(&ra);
+                self.ins(format!("@%act mov.b32 {rd}, %t0;"));
+            }
+            Flog2 => {
+                self.flog2(&ra);
+                self.ins(format!("@%act mov.b32 {rd}, %t0;"));
+            }
             Hadd => self.narrow(inst, false, false, "add.rn.f32", 2),
             Hsub => self.narrow(inst, false, false, "sub.rn.f32", 2),
             Hmul => self.narrow(inst, false, false, "mul.rn.f32", 2),
@@ -618,12 +847,35 @@ impl Writer<'_> {
                 self.ins(format!("@%act mov.b32 {rd}, %t0;"));
             }
             CvtF32F64 => {
+                // A NaN keeps its sign and top 22 payload bits, quieted (x86 cvtsd2ss, as the
+                // interpreter), not the GPU's canonical NaN.
                 self.ins(format!("mov.b64 %td1, {};", pair(a)));
-                set(self, "cvt.rn.f32.f64", "%td1");
+                self.ins("cvt.rn.f32.f64 %t0, %td1;");
+                self.ins(format!("shl.b32 %t1, {}, 3;", r(a + 1)));
+                self.ins("and.b32 %t1, %t1, 0x007FFFF8;");
+                self.ins(format!("shr.u32 %t2, {ra}, 29;"));
+                self.ins("or.b32 %t1, %t1, %t2;");
+                self.ins(format!("and.b32 %t2, {}, 0x80000000;", r(a + 1)));
+                self.ins("or.b32 %t1, %t1, %t2;");
+                self.ins("or.b32 %t1, %t1, 0x7FC00000;");
+                self.ins("setp.nan.f64 %q1, %td1, %td1;");
+                self.ins("selp.b32 %t0, %t1, %t0, %q1;");
+                self.ins(format!("@%act mov.b32 {rd}, %t0;"));
             }
             CvtF64F32 => {
+                // A NaN keeps its sign and payload, quieted (x86 cvtss2sd, as the interpreter).
                 self.ins(format!("cvt.f64.f32 %td0, {ra};"));
                 self.ins("mov.b64 {%t0, %t1}, %td0;");
+                self.ins(format!("setp.nan.f32 %q1, {ra}, {ra};"));
+                self.ins(format!("shl.b32 %t2, {ra}, 29;"));
+                self.ins("selp.b32 %t0, %t2, %t0, %q1;");
+                self.ins(format!("and.b32 %t2, {ra}, 0x807FFFFF;"));
+                self.ins("shr.u32 %t3, %t2, 3;");
+                self.ins("and.b32 %t3, %t3, 0x000FFFFF;");
+                self.ins("and.b32 %t2, %t2, 0x80000000;");
+                self.ins("or.b32 %t2, %t2, %t3;");
+                self.ins("or.b32 %t2, %t2, 0x7FF80000;");
+                self.ins("selp.b32 %t1, %t2, %t1, %q1;");
                 self.ins(format!("@%act mov.b32 {rd}, %t0;"));
                 if d < 255 {
                     self.ins(format!("@%act mov.b32 {}, %t1;", r(d + 1)));
@@ -662,8 +914,8 @@ impl Writer<'_> {
             let _ = writeln!(s, "    .reg .b32 %r{reg};");
         }
         s.push_str(
-            "    .reg .pred %p<4>;\n    .reg .pred %exec, %live, %act, %pt, %pf;\n    .reg .pred %q<4>;\n\
-             \x20   .reg .b32 %t<10>;\n    .reg .b64 %td<4>;\n    .reg .b16 %th<1>;\n    .reg .b64 %mem, %regs;\n\
+            "    .reg .pred %p<4>;\n    .reg .pred %exec, %live, %act, %pt, %pf;\n    .reg .pred %q<5>;\n\
+             \x20   .reg .b32 %t<16>;\n    .reg .b64 %td<7>;\n    .reg .b16 %th<1>;\n    .reg .b64 %mem, %regs;\n\
              \x20   .reg .b32 %lds, %lane, %linear, %nthreads, %waveid, %numwaves, %wn, %wmask;\n\
              \x20   .reg .b32 %tidx, %tidy, %tidz, %ctax, %ctay, %ctaz, %ntidx, %ntidy, %ntidz, %nctax, %nctay, %nctaz;\n",
         );
@@ -733,7 +985,7 @@ impl Syntax for Writer<'_> {
             Step::Op(inst) => {
                 self.ins(format!("// {} (0x{offset:x})", inst.op.mnemonic()));
                 self.set_act(stmt.guard);
-                self.data_op(inst, offset)?;
+                self.data_op(inst, offset, ids)?;
             }
             Step::If { entry, pred } => {
                 self.ins(format!("// if {pred} (0x{offset:x})"));
@@ -821,6 +1073,33 @@ impl Syntax for Writer<'_> {
         Ok(())
     }
 }
+
+/// A float width, for [`Writer::nan_rule`].
+#[derive(Clone, Copy)]
+enum Fp {
+    F32,
+    F64,
+}
+
+/// exp2f's table: 2^(i/16 - 1/2) for i in 0..16, f64 bits (msun s_exp2f.c).
+const EXP2F_TABLE: [u64; 16] = [
+    0x3FE6A09E667F3BCD,
+    0x3FE7A11473EB0187,
+    0x3FE8ACE5422AA0DB,
+    0x3FE9C49182A3F090,
+    0x3FEAE89F995AD3AD,
+    0x3FEC199BDD85529C,
+    0x3FED5818DCFBA487,
+    0x3FEEA4AFA2A490DA,
+    0x3FF0000000000000,
+    0x3FF0B5586CF9890F,
+    0x3FF172B83C7D517B,
+    0x3FF2387A6E756238,
+    0x3FF306FE0A31B715,
+    0x3FF3DEA64C123422,
+    0x3FF4BFDAD5362A27,
+    0x3FF5AB07DD485429,
+];
 
 fn special(index: u8) -> &'static str {
     match SpecialReg::from_index(index) {

@@ -6,7 +6,14 @@
 //! - written as SYCL, runs on the OpenCL CPU device through `$WAVE_SYCL_RUNNER`, and its device
 //!   memory afterwards equals the interpreter's at the same wave width;
 //! - the HIP/SYCL helper functions (float NaN rule, sin/cos/exp2/log2), compiled for the host,
-//!   give the interpreter's bits on ~150 000 inputs per op.
+//!   give the interpreter's bits on ~150 000 inputs per op;
+//! - where `$WAVE_PTX_RUNNER` names the CUDA runner (`.ci/ptx-runner/runner.cpp`, built and run
+//!   by `.ci/ptx-device-check` on a machine with an NVIDIA GPU; CI has none), written as PTX,
+//!   runs on the GPU, and its device memory afterwards equals the interpreter's at wave width 32.
+//!
+//! `WAVE_GPU_CHECK_ONLY` (comma-separated: `ptx`, `hip`, `helpers`, `sycl`, `ptx-run`; empty:
+//! all) picks the parts; each part needs only its own variables. `ptx-run` named there without
+//! `$WAVE_PTX_RUNNER` is an error.
 //!
 //! Kernels are compiled in batches (one file, many entries) to keep the run short; a failing
 //! batch is compiled again kernel by kernel so each failure names its program.
@@ -147,6 +154,12 @@ struct TargetReport {
     unsupported: Vec<String>,
 }
 
+impl TargetReport {
+    fn new(label: &str) -> TargetReport {
+        TargetReport { label: label.into(), passed: 0, failures: Vec::new(), unsupported: Vec::new() }
+    }
+}
+
 /// Write the cases in batches for `target`, compile each batch with every `tags` variant;
 /// a failing batch is retried kernel by kernel.
 fn compile_target(
@@ -220,31 +233,26 @@ fn compile_target(
 /// work-groups update one address and store the old values they get.
 const TWO_WORKGROUP_OLD_VALUES: &str =
     "the old values returned across its two work-groups record the order they ran in; \
-     SYCL does not order work-groups (the interpreter runs them one after another)";
+     neither SYCL nor CUDA orders work-groups (the interpreter runs them one after another)";
 
-/// Conformance programs the SYCL CPU run does not compare, each with the reason gpu-check prints.
-const SYCL_NOT_COMPARED: &[(&str, &str)] = &[
-    (
-        "sync/barrier_after_halt.wave",
-        "a barrier reached after other work-items of the work-group returned is undefined in SYCL \
-         (WAVE counts a halted wave as arrived, semantics.md B.16, as NVIDIA and AMD hardware do; \
-         the OpenCL CPU device does not)",
-    ),
+/// Conformance programs whose results record the order work-groups ran in: neither the SYCL CPU
+/// run nor the PTX GPU run compares them, and gpu-check prints each reason.
+const WORKGROUP_ORDER_NOT_COMPARED: &[(&str, &str)] = &[
     (
         "atomics/device_cas.wave",
         "the old values returned depend on which work-group reaches the shared address first; \
-         SYCL does not order work-groups (the interpreter runs them one after another)",
+         neither SYCL nor CUDA orders work-groups (the interpreter runs them one after another)",
     ),
     (
         "atomics/device_exchange.wave",
         "the old values returned depend on which work-group reaches the shared address first; \
-         SYCL does not order work-groups (the interpreter runs them one after another)",
+         neither SYCL nor CUDA orders work-groups (the interpreter runs them one after another)",
     ),
     (
         "exec/workgroup_order.wave",
         "its tickets (old values of a device atomic_add) record the order work-groups ran in; \
-         SYCL does not order work-groups (the OpenCL CPU device ran them in order in most runs, \
-         not in all)",
+         neither SYCL nor CUDA orders work-groups (the OpenCL CPU device ran them in order in \
+         most runs, not in all)",
     ),
     ("atomics/device_add.wave", TWO_WORKGROUP_OLD_VALUES),
     // CI saw the OpenCL CPU device run device_or's second work-group first (2026-11-27): the
@@ -258,18 +266,80 @@ const SYCL_NOT_COMPARED: &[(&str, &str)] = &[
     (
         "stress/atomics_many_workgroups.wave",
         "its tickets (old values of a device atomic_add from 64 work-groups) record the order \
-         they ran in; SYCL does not order work-groups (the interpreter runs them one after \
-         another)",
+         they ran in; neither SYCL nor CUDA orders work-groups (the interpreter runs them one \
+         after another)",
     ),
 ];
 
+/// Conformance programs the SYCL CPU run does not compare besides
+/// [`WORKGROUP_ORDER_NOT_COMPARED`]; the PTX GPU run compares them.
+const SYCL_NOT_COMPARED: &[(&str, &str)] = &[(
+    "sync/barrier_after_halt.wave",
+    "a barrier reached after other work-items of the work-group returned is undefined in SYCL \
+     (WAVE counts a halted wave as arrived, semantics.md B.16, as NVIDIA and AMD hardware do; \
+     the OpenCL CPU device does not)",
+)];
+
+/// The old values of a local atomic that the 40 threads of each work-group (two warps at W = 32)
+/// apply to one address.
+const WARP_ORDER_LOCAL_ATOMIC: &str =
+    "the old values returned record the order in which the 40 threads of a work-group (two \
+     warps) reached one local address; the interpreter runs waves and lanes in order, CUDA \
+     orders neither the warps of a block nor the lanes of one atomic instruction";
+
+/// Conformance programs the PTX GPU run does not compare besides
+/// [`WORKGROUP_ORDER_NOT_COMPARED`], each with the reason gpu-check prints.
+const PTX_NOT_COMPARED: &[(&str, &str)] = &[
+    (
+        "memory/device_persists.wave",
+        "each work-group reads, adds to and rewrites one device word without atomics: the total \
+         assumes work-groups run one after another, which CUDA does not do",
+    ),
+    (
+        "memory/same_address_store.wave",
+        "its two warps (40 threads) store to one address, the last thread winning in the \
+         interpreter; CUDA orders neither the warps of a block nor same-address stores of one \
+         instruction",
+    ),
+    ("atomics/local_add.wave", WARP_ORDER_LOCAL_ATOMIC),
+    ("atomics/local_and.wave", WARP_ORDER_LOCAL_ATOMIC),
+    ("atomics/local_cas.wave", WARP_ORDER_LOCAL_ATOMIC),
+    ("atomics/local_exchange.wave", WARP_ORDER_LOCAL_ATOMIC),
+    ("atomics/local_max.wave", WARP_ORDER_LOCAL_ATOMIC),
+    ("atomics/local_min.wave", WARP_ORDER_LOCAL_ATOMIC),
+    ("atomics/local_or.wave", WARP_ORDER_LOCAL_ATOMIC),
+    ("atomics/local_sub.wave", WARP_ORDER_LOCAL_ATOMIC),
+    ("atomics/local_xor.wave", WARP_ORDER_LOCAL_ATOMIC),
+    ("float/fsin.wave", SIN_COS_APPROX),
+    ("float/fcos.wave", SIN_COS_APPROX),
+    ("float/fsin_small.wave", SIN_COS_APPROX),
+];
+
+/// Why PTX programs with fsin/fcos are not compared.
+const SIN_COS_APPROX: &str = "PTX uses the hardware's sin.approx/cos.approx";
+
 /// The wave width to run a program at on the SYCL CPU device: 32 when listed, else the widest
 /// listed width the work-group can hold.
-fn sycl_width(header: &Header, threads: u32) -> Option<u32> {
-    [32, 16, 8, 64, 4].into_iter().find(|w| header.widths.contains(w) && (*w < 64 || threads >= 64))
+fn sycl_width(header: &Header, threads: u32) -> Result<u32, String> {
+    [32, 16, 8, 64, 4]
+        .into_iter()
+        .find(|w| header.widths.contains(w) && (*w < 64 || threads >= 64))
+        .ok_or_else(|| "no wave width the CPU device runs".to_string())
 }
 
-struct SyclCase {
+/// The wave width to run a program at on an NVIDIA GPU: a warp, 32 lanes, the only width the
+/// PTX writer gives.
+fn ptx_width(header: &Header, _threads: u32) -> Result<u32, String> {
+    if header.widths.contains(&32) {
+        Ok(32)
+    } else {
+        Err(format!("its wave widths {:?} leave out 32, the only one PTX runs", header.widths))
+    }
+}
+
+/// One conformance program prepared for a run on a device: its launch, device memory before,
+/// and the interpreter's device memory after.
+struct RunCase {
     case: usize,
     width: u32,
     grid: [u32; 3],
@@ -278,18 +348,18 @@ struct SyclCase {
     expected: Vec<u8>,
 }
 
-/// Why one SYCL run did not match.
-enum SyclFailure {
+/// Why one device run did not match.
+enum RunFailure {
     /// The runner failed: compile error, compiler crash, launch error.
     Runner(String),
     /// It ran, and device memory differs from the interpreter's.
     Mismatch(String),
 }
 
-impl SyclFailure {
+impl RunFailure {
     fn message(self) -> String {
         match self {
-            SyclFailure::Runner(m) | SyclFailure::Mismatch(m) => m,
+            RunFailure::Runner(m) | RunFailure::Mismatch(m) => m,
         }
     }
 }
@@ -311,19 +381,21 @@ fn clip_lines(text: &str, max: usize) -> String {
     )
 }
 
-/// The SYCL options of one run's kernel.
-fn sycl_options(cases: &[Case], r: &SyclCase) -> Options {
+/// The writer options of one run's kernel.
+fn run_options(cases: &[Case], r: &RunCase) -> Options {
     let local = cases[r.case].header.as_ref().and_then(|h| h.local_memory);
     Options { wave_width: Some(r.width), local_memory: local, entry_name: Some(entry(r.case)) }
 }
 
-fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<String>) {
-    let mut report = TargetReport {
-        label: "sycl cpu-run".into(),
-        passed: 0,
-        failures: Vec::new(),
-        unsupported: Vec::new(),
-    };
+/// Run every conformance program that can be compared through the interpreter, at the wave
+/// width `width` picks (from the header and the work-group's thread count). Programs that
+/// expect an error, those listed in `not_compared`, and those the interpreter stops on are
+/// left out, each with its reason in the second list.
+fn prepare_runs(
+    cases: &[Case],
+    not_compared: &[&[(&str, &str)]],
+    width: &dyn Fn(&Header, u32) -> Result<u32, String>,
+) -> (Vec<RunCase>, Vec<String>) {
     let mut skipped = Vec::new();
     let mut runs = Vec::new();
     for (i, c) in cases.iter().enumerate() {
@@ -332,7 +404,7 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
             skipped.push(format!("{}: expects an error", c.name));
             continue;
         }
-        if let Some((_, why)) = SYCL_NOT_COMPARED.iter().find(|(p, _)| *p == c.name) {
+        if let Some((_, why)) = not_compared.iter().flat_map(|l| l.iter()).find(|(p, _)| *p == c.name) {
             skipped.push(format!("{}: {why}", c.name));
             continue;
         }
@@ -365,16 +437,19 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
             }
         };
         let threads = launch.workgroup.iter().product::<u32>();
-        let Some(width) = sycl_width(h, threads) else {
-            skipped.push(format!("{}: no wave width the CPU device runs", c.name));
-            continue;
+        let width = match width(h, threads) {
+            Ok(w) => w,
+            Err(why) => {
+                skipped.push(format!("{}: {why}", c.name));
+                continue;
+            }
         };
         dispatch.wave_width = width;
         if let Err(e) = Interpreter::new().run(&c.kernel, &dispatch, &mut device) {
             skipped.push(format!("{}: the interpreter stops with an error: {e}", c.name));
             continue;
         }
-        runs.push(SyclCase {
+        runs.push(RunCase {
             case: i,
             width,
             grid: launch.grid,
@@ -383,6 +458,100 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
             expected: device.bytes().to_vec(),
         });
     }
+    (runs, skipped)
+}
+
+/// The files a runner reads and writes for run `r`, named after `base`: device memory before
+/// (up to its last non-zero byte; the runner zeroes the rest), the 256 initial registers, and
+/// device memory after (not yet written).
+struct RunFiles {
+    mem_in: PathBuf,
+    regs: PathBuf,
+    out: PathBuf,
+}
+
+impl RunFiles {
+    fn write(cases: &[Case], r: &RunCase, base: &Path) -> Result<RunFiles, RunFailure> {
+        let mut regs = [0u32; 256];
+        for &(reg, val) in cases[r.case].header.as_ref().map_or(&[][..], |h| &h.set_regs[..]) {
+            regs[reg as usize] = val;
+        }
+        let regs: Vec<u8> = regs.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let used = r.mem_in.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+        let files = RunFiles {
+            mem_in: base.with_extension("in"),
+            regs: base.with_extension("regs"),
+            out: base.with_extension("out"),
+        };
+        let io = |e: std::io::Error| RunFailure::Runner(e.to_string());
+        std::fs::write(&files.mem_in, &r.mem_in[..used]).map_err(io)?;
+        std::fs::write(&files.regs, regs).map_err(io)?;
+        Ok(files)
+    }
+
+    /// The runner's arguments for the files: `--mem-in`, `--regs`, `--out`.
+    fn args(&self) -> [&std::ffi::OsStr; 6] {
+        [
+            "--mem-in".as_ref(),
+            self.mem_in.as_os_str(),
+            "--regs".as_ref(),
+            self.regs.as_os_str(),
+            "--out".as_ref(),
+            self.out.as_os_str(),
+        ]
+    }
+
+    /// Compare the memory the runner wrote with the interpreter's; `device` names the runner's
+    /// side in the message.
+    fn compare(&self, r: &RunCase, device: &str) -> Result<(), RunFailure> {
+        let got = std::fs::read(&self.out).map_err(|e| RunFailure::Runner(e.to_string()))?;
+        let _ = std::fs::remove_file(&self.out);
+        let _ = std::fs::remove_file(&self.mem_in);
+        if got == r.expected {
+            return Ok(());
+        }
+        let diff: Vec<usize> =
+            (0..got.len().min(r.expected.len())).filter(|&i| got[i] != r.expected[i]).collect();
+        let first = diff.first().copied().unwrap_or(0) & !3;
+        let word =
+            |m: &[u8]| m.get(first..first + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        Err(RunFailure::Mismatch(format!(
+            "memory differs from the interpreter at W={}: {} bytes, first at 0x{first:x}: {device} 0x{:08x}, interpreter 0x{:08x}",
+            r.width,
+            diff.len(),
+            word(&got),
+            word(&r.expected)
+        )))
+    }
+}
+
+/// `X,Y,Z` for a runner's command line.
+fn xyz(v: [u32; 3]) -> String {
+    format!("{},{},{}", v[0], v[1], v[2])
+}
+
+/// Count each run's result into `report` (failures prefixed by `prefix` and the program), in
+/// program order.
+fn record_runs(
+    report: &mut TargetReport,
+    prefix: &str,
+    cases: &[Case],
+    runs: &[RunCase],
+    mut results: Vec<(usize, Result<(), RunFailure>)>,
+) {
+    results.sort_by_key(|(k, _)| runs[*k].case);
+    for (k, res) in results {
+        match res {
+            Ok(()) => report.passed += 1,
+            Err(f) => report.failures.push(format!("{prefix} {}: {}", cases[runs[k].case].name, f.message())),
+        }
+    }
+}
+
+fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<String>) {
+    let mut report = TargetReport::new("sycl cpu-run");
+    let (runs, skipped) =
+        prepare_runs(cases, &[WORKGROUP_ORDER_NOT_COMPARED, SYCL_NOT_COMPARED], &sycl_width);
     // Kernels of one wave width in sources of a few each: compiled once (the run-time compiler
     // caches them) and small enough that loading one from the cache stays fast.
     const PER_SOURCE: usize = 12;
@@ -401,7 +570,7 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
     }
     let mut sources = BTreeMap::new();
     for (&(w, chunk), members) in &by_width {
-        let opts: Vec<Options> = members.iter().map(|&k| sycl_options(cases, &runs[k])).collect();
+        let opts: Vec<Options> = members.iter().map(|&k| run_options(cases, &runs[k])).collect();
         let pairs: Vec<_> =
             members.iter().zip(&opts).map(|(&k, o)| (&cases[runs[k].case].kernel, o)).collect();
         match write_module(&pairs, Target::Sycl) {
@@ -419,37 +588,22 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
     }
     // A source holding only run `k`'s kernel: used when its shared source does not build, so
     // a compiler crash or error names the one program that causes it.
-    let alone = |k: usize| -> Result<PathBuf, SyclFailure> {
+    let alone = |k: usize| -> Result<PathBuf, RunFailure> {
         let r = &runs[k];
-        let text = wave_gpu_backends::write(&cases[r.case].kernel, Target::Sycl, &sycl_options(cases, r))
-            .map_err(|e| SyclFailure::Runner(e.to_string()))?;
+        let text = wave_gpu_backends::write(&cases[r.case].kernel, Target::Sycl, &run_options(cases, r))
+            .map_err(|e| RunFailure::Runner(e.to_string()))?;
         let path = dir.join(format!("sycl_case{}.cpp", r.case));
-        std::fs::write(&path, text).map_err(|e| SyclFailure::Runner(e.to_string()))?;
+        std::fs::write(&path, text).map_err(|e| RunFailure::Runner(e.to_string()))?;
         Ok(path)
     };
-    let run_one = |k: usize, isolated: bool| -> Result<(), SyclFailure> {
+    let run_one = |k: usize, isolated: bool| -> Result<(), RunFailure> {
         let r = &runs[k];
-        let c = &cases[r.case];
         let source = if isolated {
             alone(k)?
         } else {
-            sources.get(&source_of[k]).cloned().ok_or(SyclFailure::Runner("no source".into()))?
+            sources.get(&source_of[k]).cloned().ok_or(RunFailure::Runner("no source".into()))?
         };
-        let base = dir.join(format!("sycl_case{}", r.case));
-        let regs: Vec<u8> = {
-            let mut v = [0u32; 256];
-            for &(reg, val) in &c.header.as_ref().map(|h| h.set_regs.clone()).unwrap_or_default() {
-                v[reg as usize] = val;
-            }
-            v.iter().flat_map(|x| x.to_le_bytes()).collect()
-        };
-        let used = r.mem_in.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
-        let (mem_in, regs_path, out) =
-            (base.with_extension("in"), base.with_extension("regs"), base.with_extension("out"));
-        let io = |e: std::io::Error| SyclFailure::Runner(e.to_string());
-        std::fs::write(&mem_in, &r.mem_in[..used]).map_err(io)?;
-        std::fs::write(&regs_path, regs).map_err(io)?;
-        let xyz = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
+        let files = RunFiles::write(cases, r, &dir.join(format!("sycl_case{}", r.case)))?;
         let global = [r.grid[0] * r.workgroup[0], r.grid[1] * r.workgroup[1], r.grid[2] * r.workgroup[2]];
         run(Command::new("timeout")
             .arg("300")
@@ -458,38 +612,16 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
             .arg(&source)
             .args(["--kernel", &entry(r.case), "--global", &xyz(global), "--local", &xyz(r.workgroup)])
             .args(["--sg", &r.width.to_string(), "--mem-size", &r.expected.len().to_string()])
-            .arg("--mem-in")
-            .arg(&mem_in)
-            .arg("--regs")
-            .arg(&regs_path)
-            .arg("--out")
-            .arg(&out))
+            .args(files.args()))
         .map_err(|e| {
-            SyclFailure::Runner(format!(
+            RunFailure::Runner(format!(
                 "wave-sycl-runner failed (W={}, source {}): {}",
                 r.width,
                 source.display(),
                 clip_lines(e.trim(), 40)
             ))
         })?;
-        let got = std::fs::read(&out).map_err(io)?;
-        let _ = std::fs::remove_file(&out);
-        let _ = std::fs::remove_file(&mem_in);
-        if got == r.expected {
-            return Ok(());
-        }
-        let diff: Vec<usize> =
-            (0..got.len().min(r.expected.len())).filter(|&i| got[i] != r.expected[i]).collect();
-        let first = diff.first().copied().unwrap_or(0) & !3;
-        let word =
-            |m: &[u8]| m.get(first..first + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        Err(SyclFailure::Mismatch(format!(
-            "memory differs from the interpreter at W={}: {} bytes, first at 0x{first:x}: sycl 0x{:08x}, interpreter 0x{:08x}",
-            r.width,
-            diff.len(),
-            word(&got),
-            word(&r.expected)
-        )))
+        files.compare(r, "sycl")
     };
     // Compile each shared source once (first case of each), then run the rest from the cache.
     // When a shared source does not build (the run-time compiler has crashed on some kernels),
@@ -500,7 +632,7 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
     let mut results = Vec::new();
     for (k, res) in first_results {
         match res {
-            Err(SyclFailure::Runner(msg)) => {
+            Err(RunFailure::Runner(msg)) => {
                 let path = sources.get(&source_of[k]).map(|p| p.display().to_string());
                 let why = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
                 eprintln!(
@@ -523,19 +655,56 @@ fn sycl_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<St
     // A runner failure in a shared source that did build: check that kernel alone too.
     let retry: Vec<usize> = results
         .iter()
-        .filter(|(k, r)| matches!(r, Err(SyclFailure::Runner(_))) && !broken.contains(&source_of[*k]))
+        .filter(|(k, r)| matches!(r, Err(RunFailure::Runner(_))) && !broken.contains(&source_of[*k]))
         .map(|(k, _)| *k)
         .collect();
     let retried = par_map(&retry, |_, &k| (k, run_one(k, true)));
     results.retain(|(k, _)| !retry.contains(k));
     results.extend(retried);
-    results.sort_by_key(|(k, _)| runs[*k].case);
-    for (k, res) in results {
-        match res {
-            Ok(()) => report.passed += 1,
-            Err(f) => report.failures.push(format!("sycl {}: {}", cases[runs[k].case].name, f.message())),
+    record_runs(&mut report, "sycl", cases, &runs, results);
+    (report, skipped)
+}
+
+/// Run each conformance program's PTX on the NVIDIA GPU through `$WAVE_PTX_RUNNER`
+/// (`.ci/ptx-runner/runner.cpp`), one kernel a module, and compare device memory afterwards with
+/// the interpreter's at wave width 32.
+fn ptx_run_check(cases: &[Case], runner: &str, dir: &Path) -> (TargetReport, Vec<String>) {
+    let mut report = TargetReport::new("ptx gpu-run");
+    let (runs, skipped) = prepare_runs(cases, &[WORKGROUP_ORDER_NOT_COMPARED, PTX_NOT_COMPARED], &ptx_width);
+    // Kernels the PTX writer cannot express are reported as unsupported, not run.
+    let mut ready = Vec::new();
+    for (k, r) in runs.iter().enumerate() {
+        let path = dir.join(format!("ptx_case{}.ptx", r.case));
+        match wave_gpu_backends::write(&cases[r.case].kernel, Target::Ptx, &run_options(cases, r)) {
+            Ok(text) => match std::fs::write(&path, text) {
+                Ok(()) => ready.push((k, path)),
+                Err(e) => report.failures.push(format!("ptx gpu-run {}: {e}", cases[r.case].name)),
+            },
+            Err(e) => report.unsupported.push(format!("ptx {}: {e}", cases[r.case].name)),
         }
     }
+    let run_one = |r: &RunCase, ptx: &Path| -> Result<(), RunFailure> {
+        let files = RunFiles::write(cases, r, &ptx.with_extension(""))?;
+        run(Command::new("timeout")
+            .arg("60")
+            .arg(runner)
+            .arg("--ptx")
+            .arg(ptx)
+            .args(["--kernel", &entry(r.case), "--grid", &xyz(r.grid), "--block", &xyz(r.workgroup)])
+            .args(["--mem-size", &r.expected.len().to_string()])
+            .args(files.args()))
+        .map_err(|e| {
+            let timed_out = if e.starts_with("exit status: 124") { ", killed after 60 s" } else { "" };
+            RunFailure::Runner(format!(
+                "ptx runner failed (PTX {}{timed_out}): {}",
+                ptx.display(),
+                clip_lines(e.trim(), 40)
+            ))
+        })?;
+        files.compare(r, "gpu")
+    };
+    let results = par_map(&ready, |_, (k, ptx)| (*k, run_one(&runs[*k], ptx)));
+    record_runs(&mut report, "ptx gpu-run", cases, &runs, results);
     (report, skipped)
 }
 
@@ -625,12 +794,7 @@ fn host_inputs() -> Vec<[u32; 3]> {
 /// semantics over [`host_inputs`]: the writers' own versions of WAVE's float rules must be exact.
 fn host_helpers_check(clang: &str, dir: &Path) -> TargetReport {
     use wave_runtime::semantics as s;
-    let mut report = TargetReport {
-        label: "helpers host-run".into(),
-        passed: 0,
-        failures: Vec::new(),
-        unsupported: Vec::new(),
-    };
+    let mut report = TargetReport::new("helpers host-run");
     let (src, bin, input, output) =
         (dir.join("helpers.cpp"), dir.join("helpers"), dir.join("helpers.in"), dir.join("helpers.out"));
     let inputs = host_inputs();
@@ -741,8 +905,6 @@ fn vendor_compilers() {
         std::env::var(name)
             .unwrap_or_else(|_| panic!("{name} is not set: run eval \"$(.ci/gpu-toolchains.sh)\""))
     };
-    let (ptxas, clang, device_libs, runner) =
-        (var("WAVE_PTXAS"), var("WAVE_HIP_CLANG"), var("WAVE_HIP_DEVICE_LIBS"), var("WAVE_SYCL_RUNNER"));
     let dir = std::env::var("WAVE_GPU_CHECK_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| std::env::temp_dir().join("wave-gpu-check"));
@@ -756,6 +918,7 @@ fn vendor_compilers() {
     let mut reports = Vec::new();
     let t0 = Instant::now();
     if wants("ptx") {
+        let ptxas = var("WAVE_PTXAS");
         let ptx = |path: &Path, arch: &str| {
             run(Command::new(&ptxas)
                 .arg(format!("-arch={arch}"))
@@ -768,6 +931,7 @@ fn vendor_compilers() {
     }
     if wants("hip") {
         let t = Instant::now();
+        let (clang, device_libs) = (var("WAVE_HIP_CLANG"), var("WAVE_HIP_DEVICE_LIBS"));
         let hip = |path: &Path, arch: &str| {
             run(Command::new(&clang)
                 .args(["-x", "hip", "-std=c++17", "--rocm-path=/usr"])
@@ -783,16 +947,29 @@ fn vendor_compilers() {
     }
     if wants("helpers") || wants("sycl") || wants("hip") {
         let t = Instant::now();
-        reports.push(host_helpers_check(&clang, &dir));
+        reports.push(host_helpers_check(&var("WAVE_HIP_CLANG"), &dir));
         eprintln!("helpers: {:.1} s", t.elapsed().as_secs_f64());
     }
     let mut sycl_skips = Vec::new();
     if wants("sycl") {
         let t = Instant::now();
-        let (report, skips) = sycl_check(&cases, &runner, &dir);
+        let (report, skips) = sycl_check(&cases, &var("WAVE_SYCL_RUNNER"), &dir);
         reports.push(report);
         sycl_skips = skips;
         eprintln!("sycl: {:.1} s", t.elapsed().as_secs_f64());
+    }
+    // Needs an NVIDIA GPU (CI has none): runs where WAVE_PTX_RUNNER is set, or is asked for
+    // by name (.ci/ptx-device-check).
+    let ptx_runner = std::env::var("WAVE_PTX_RUNNER").ok().filter(|r| !r.is_empty());
+    let mut ptx_run = None;
+    if wants("ptx-run") && (ptx_runner.is_some() || !only.is_empty()) {
+        let t = Instant::now();
+        let runner =
+            ptx_runner.unwrap_or_else(|| panic!("WAVE_PTX_RUNNER is not set: run .ci/ptx-device-check"));
+        let (report, skips) = ptx_run_check(&cases, &runner, &dir);
+        ptx_run = Some((report.passed, report.failures.len(), skips));
+        reports.push(report);
+        eprintln!("ptx-run: {:.1} s", t.elapsed().as_secs_f64());
     }
 
     let mut failed = 0;
@@ -825,6 +1002,12 @@ fn vendor_compilers() {
     if !sycl_skips.is_empty() {
         println!("sycl: {} programs not compared:", sycl_skips.len());
         for s in &sycl_skips {
+            println!("    {s}");
+        }
+    }
+    if let Some((passed, failed, skips)) = &ptx_run {
+        println!("ptx gpu-run: {passed} passed, {failed} failed, {} not compared:", skips.len());
+        for s in skips {
             println!("    {s}");
         }
     }
