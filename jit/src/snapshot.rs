@@ -15,15 +15,21 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use wave_isa::ValidKernel;
 
-/// What the counts name: each CLIF instruction falls in at most one group.
-fn group(func: &Function, inst: Inst, ctx: Value) -> Option<&'static str> {
+/// What the counts name: each CLIF instruction falls in at most one group. `ctxs`: the wave's
+/// context and the one the function was called with (the first wave's, which holds the
+/// workgroup's fields: see `Translator::load_workgroup_field`).
+fn group(func: &Function, inst: Inst, ctxs: [Value; 2]) -> Option<&'static str> {
     let dfg = &func.dfg;
     let vector = |v| dfg.value_type(v).is_vector();
-    let from_ctx = dfg.inst_args(inst).first() == Some(&ctx);
+    let ctx = ctxs[0];
+    let base = dfg.inst_args(inst).first();
+    let from_ctx = base == Some(&ctx);
+    let from_first_wave = base == Some(&ctxs[1]);
     Some(match dfg.insts[inst].opcode() {
         Opcode::Blendv | Opcode::Bitselect | Opcode::Select => "masked writes (blendv, bitselect, select)",
         Opcode::CallIndirect | Opcode::Call => "helper calls",
         Opcode::Load if from_ctx => "context and scratch loads",
+        Opcode::Load if from_first_wave => "workgroup fields from the first wave's context",
         Opcode::Store if matches!(dfg.insts[inst], InstructionData::Store { args, .. } if args[1] == ctx) => {
             "context and scratch stores"
         }
@@ -67,6 +73,8 @@ pub fn lowering_summary(kernel: &ValidKernel, flags: Flags) -> Result<String, Ji
     let (mut func, loop_fns) = translate_entry(kernel, flags, &analyses)?;
     crate::dead_params::remove_dead_block_params(&mut func);
     let ctx = wave_context(&func).ok_or_else(|| JitError::Codegen("no entry block".into()))?;
+    let entry = func.layout.entry_block().ok_or_else(|| JitError::Codegen("no entry block".into()))?;
+    let ctxs = [ctx, func.dfg.block_params(entry)[0]];
     // (cold, group) -> count
     let mut counts: BTreeMap<(bool, &str), usize> = BTreeMap::new();
     let (mut blocks, mut cold_blocks, mut most_params) = (0, 0, 0);
@@ -79,7 +87,7 @@ pub fn lowering_summary(kernel: &ValidKernel, flags: Flags) -> Result<String, Ji
         cold_blocks += cold as usize;
         for inst in func.layout.block_insts(block) {
             *counts.entry((cold, "instructions")).or_default() += 1;
-            if let Some(g) = group(&func, inst, ctx) {
+            if let Some(g) = group(&func, inst, ctxs) {
                 *counts.entry((cold, g)).or_default() += 1;
             }
         }

@@ -224,7 +224,13 @@ impl Translator<'_, '_> {
                     .collect()
             }
             Some(sr) => {
-                let lane0 = self.load_ctx(I32, self.env.special_offset(sr as u8));
+                // The wave's id is its own; every other special register here is the
+                // workgroup's or the dispatch's.
+                let lane0 = if sr == SpecialReg::WaveId {
+                    self.load_ctx(I32, self.env.special_offset(sr as u8))
+                } else {
+                    self.load_workgroup_field(I32, self.env.special_offset(sr as u8))
+                };
                 let v = self.b.ins().splat(I32X4, lane0);
                 self.note_lane0(v, lane0);
                 vec![v; self.wave.n]

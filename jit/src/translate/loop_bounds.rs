@@ -139,7 +139,8 @@ impl Translator<'_, '_> {
         let highest = self.b.ins().iadd(highest, up);
         let above_zero = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, lowest, 0);
         // In bounds: address < limit (the exact one for this width, see `abi::limits_for`).
-        let limit = self.load_ctx(I32, self.env.limit_offset(load.local, load.bytes.trailing_zeros()));
+        let limit =
+            self.load_workgroup_field(I32, self.env.limit_offset(load.local, load.bytes.trailing_zeros()));
         let limit = self.b.ins().uextend(I64, limit);
         let below_limit = self.b.ins().icmp(IntCC::SignedLessThan, highest, limit);
         self.b.ins().band(above_zero, below_limit)

@@ -174,7 +174,7 @@ impl Translator<'_, '_> {
         if !local {
             return firsts.to_vec();
         }
-        let m = self.load_ctx(I32, self.env.local_mask_offset());
+        let m = self.load_workgroup_field(I32, self.env.local_mask_offset());
         firsts.iter().map(|&f| self.b.ins().band(f, m)).collect()
     }
 
@@ -189,7 +189,7 @@ impl Translator<'_, '_> {
         }
         if local {
             // offset + 16 > mask + 1; the masked offset is below 64 KiB, so no overflow.
-            let m = self.load_ctx(I32, self.env.local_mask_offset());
+            let m = self.load_workgroup_field(I32, self.env.local_mask_offset());
             let end = self.b.ins().iadd_imm_u(top, 15);
             self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, m)
         } else {
@@ -203,7 +203,8 @@ impl Translator<'_, '_> {
     /// inside the buffer's 16 bytes of slack.
     fn load_each_lane(&mut self, base: Value, addr: &[Value], local: bool) -> Vec<Value> {
         self.spill(ADDR_SLOT, addr);
-        let mask = if local { Some(self.load_ctx(I32, self.env.local_mask_offset())) } else { None };
+        let mask =
+            if local { Some(self.load_workgroup_field(I32, self.env.local_mask_offset())) } else { None };
         let head = self.b.create_block();
         let after = self.b.create_block();
         self.b.set_cold_block(head);
@@ -329,13 +330,13 @@ impl Translator<'_, '_> {
     /// Base pointer of device memory or of the worker's local buffer.
     fn memory_base(&mut self, local: bool) -> Value {
         let off = if local { self.env.local_base_offset() } else { self.env.device_base_offset() };
-        self.load_ctx(I64, off)
+        self.load_workgroup_field(I64, off)
     }
 
     /// `base + zext(addr)`, with `wrap` (local memory) the address masked into the buffer first.
     fn scalar_pointer(&mut self, base: Value, addr: Value, wrap: bool) -> Value {
         let addr = if wrap {
-            let m = self.load_ctx(I32, self.env.local_mask_offset());
+            let m = self.load_workgroup_field(I32, self.env.local_mask_offset());
             self.b.ins().band(addr, m)
         } else {
             addr
@@ -360,7 +361,7 @@ impl Translator<'_, '_> {
 
     /// The lanes of `mask` whose address may fault (a conservative vector compare).
     fn fault_candidates(&mut self, local: bool, bytes: u32, addr: &[Value], mask: &[Value]) -> Vec<Value> {
-        let lim = self.load_ctx(I32, self.env.limit_offset(local, bytes.trailing_zeros()));
+        let lim = self.load_workgroup_field(I32, self.env.limit_offset(local, bytes.trailing_zeros()));
         let lim = self.b.ins().splat(I32X4, lim);
         (0..self.wave.n)
             .map(|k| {
@@ -392,7 +393,7 @@ impl Translator<'_, '_> {
             let first = self.lane0(addr[0]);
             let first = self.b.ins().uextend(I64, first);
             let top = self.b.ins().iadd_imm_u(first, 16 * (self.wave.n as i64 - 1));
-            let lim = self.load_ctx(I32, self.env.limit_offset(local, 16u32.trailing_zeros()));
+            let lim = self.load_workgroup_field(I32, self.env.limit_offset(local, 16u32.trailing_zeros()));
             let lim = self.b.ins().uextend(I64, lim);
             return self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, top, lim);
         }
@@ -422,7 +423,7 @@ impl Translator<'_, '_> {
             self.b.ins().extractlane(top, 0)
         };
         let span = if lane0_decides && shape == AddressShape::Consecutive { 16 } else { bytes };
-        let lim = self.load_ctx(I32, self.env.limit_offset(local, span.trailing_zeros()));
+        let lim = self.load_workgroup_field(I32, self.env.limit_offset(local, span.trailing_zeros()));
         self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, top, lim)
     }
 

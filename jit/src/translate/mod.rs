@@ -133,6 +133,8 @@ pub struct Translator<'a, 'f> {
     pub func: FuncId,
     /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
     pub partial_halts: bool,
+    /// The kernel has no loop (see [`Translator::load_workgroup_field`]).
+    loop_free: bool,
     /// In a chunk-major loop or `if` (see [`chunk`]): what its translation knows about it.
     pub chunk_loop: Option<ChunkLoop>,
     /// The stack homes of run-time chunk loops so far (see [`chunk::ChunkHome`]).
@@ -356,6 +358,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             op_guarded: false,
             func: 0,
             partial_halts: partial_halts(kernel),
+            loop_free: is_loop_free(kernel),
             chunk_loop: None,
             chunk_homes: Vec::new(),
             shadows: shadow::Shadows::default(),
@@ -399,7 +402,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn init_state(&mut self) {
         let used = used_registers(self.kernel);
         for (r, _) in used.iter().enumerate().filter(|(_, &u)| u) {
-            let init = self.load_ctx(I32, self.env.init_reg_offset(r as u8));
+            let init = self.load_workgroup_field(I32, self.env.init_reg_offset(r as u8));
             let v = self.b.ins().splat(I32X4, init);
             self.note_lane0(v, init);
             let vars = self.new_vars(&vec![v; self.wave.n]);
@@ -760,6 +763,21 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.load_ctx_at(ty, self.ctx, offset)
     }
 
+    /// Load a context field that holds the same value in every wave of the workgroup (the
+    /// memories' bases and limits, the initial registers, the workgroup's ids and sizes). The
+    /// entry function runs the workgroup's waves in a loop, each on its own context. In a
+    /// kernel without loops, the field is read from the context the function was called
+    /// with (the first wave's): invariant in that loop, Cranelift loads it once per workgroup
+    /// instead of once per wave (the instructions a full wave runs at W = 32: vecadd 79 → 67,
+    /// ReLU 86 → 75). Not where the kernel has loops: its values then lived across the
+    /// whole function, through the helper calls that clobber the scratch registers, and the
+    /// register allocator reloaded three of them from the stack on every trip of the
+    /// reduction's grid-stride loop.
+    pub fn load_workgroup_field(&mut self, ty: Type, offset: i32) -> Value {
+        let ctx = if self.loop_free { self.params[0] } else { self.ctx };
+        self.load_ctx_at(ty, ctx, offset)
+    }
+
     /// [`Translator::load_ctx`] at `at + offset`, `at` an address inside the context (an entry
     /// of a per-lane field or a table picked at run time).
     pub fn load_ctx_at(&mut self, ty: Type, at: Value, offset: i32) -> Value {
@@ -894,6 +912,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             .body;
         self.block(body, 0)
     }
+}
+
+/// Whether no function of the kernel has a loop.
+fn is_loop_free(kernel: &Kernel) -> bool {
+    let mut loops = false;
+    kernel.walk(&mut |_, stmt, _| loops |= matches!(stmt.kind, StmtKind::Loop { .. }));
+    !loops
 }
 
 /// Whether a `halt` (or a `return` of the entry function) can stop only some lanes: one that
