@@ -950,24 +950,24 @@ fn vendor_compilers() {
         reports.push(host_helpers_check(&var("WAVE_HIP_CLANG"), &dir));
         eprintln!("helpers: {:.1} s", t.elapsed().as_secs_f64());
     }
-    let mut sycl_skips = Vec::new();
+    // Per device run: the programs it did not compare, with the reasons.
+    let mut not_compared: Vec<(&str, Vec<String>)> = Vec::new();
     if wants("sycl") {
         let t = Instant::now();
         let (report, skips) = sycl_check(&cases, &var("WAVE_SYCL_RUNNER"), &dir);
         reports.push(report);
-        sycl_skips = skips;
+        not_compared.push(("sycl", skips));
         eprintln!("sycl: {:.1} s", t.elapsed().as_secs_f64());
     }
     // Needs an NVIDIA GPU (CI has none): runs where WAVE_PTX_RUNNER is set, or is asked for
     // by name (.ci/ptx-device-check).
     let ptx_runner = std::env::var("WAVE_PTX_RUNNER").ok().filter(|r| !r.is_empty());
-    let mut ptx_run = None;
     if wants("ptx-run") && (ptx_runner.is_some() || !only.is_empty()) {
         let t = Instant::now();
         let runner =
             ptx_runner.unwrap_or_else(|| panic!("WAVE_PTX_RUNNER is not set: run .ci/ptx-device-check"));
         let (report, skips) = ptx_run_check(&cases, &runner, &dir);
-        ptx_run = Some((report.passed, report.failures.len(), skips));
+        not_compared.push(("ptx gpu-run", skips));
         reports.push(report);
         eprintln!("ptx-run: {:.1} s", t.elapsed().as_secs_f64());
     }
@@ -999,14 +999,8 @@ fn vendor_compilers() {
         }
         failed += r.failures.len();
     }
-    if !sycl_skips.is_empty() {
-        println!("sycl: {} programs not compared:", sycl_skips.len());
-        for s in &sycl_skips {
-            println!("    {s}");
-        }
-    }
-    if let Some((passed, failed, skips)) = &ptx_run {
-        println!("ptx gpu-run: {passed} passed, {failed} failed, {} not compared:", skips.len());
+    for (label, skips) in not_compared.iter().filter(|(_, skips)| !skips.is_empty()) {
+        println!("{label}: {} programs not compared:", skips.len());
         for s in skips {
             println!("    {s}");
         }
