@@ -5,7 +5,10 @@
 //! predicate and registers written in the body and read after it, lanes leaving at different
 //! trips, partial waves, chunks with no active lane, a fault in a later chunk, NaN operands
 //! in a later chunk (the deferred NaN test's bail-out), and an instruction budget that runs
-//! out inside the loop.
+//! out inside the loop. The float accumulators are the entry function's resident registers
+//! (`chunk::memory_resident_registers`) where the loop runs at run time: a bail-out after
+//! earlier chunks changed them in place starts the wave-major loop from their backed-up
+//! entry values.
 
 mod common;
 
@@ -24,6 +27,8 @@ enum Variant {
     Guarded,
     /// Thread `n` loads from 0xfffffff0 in the loop (out of bounds: the wave faults there).
     FaultAt(u32),
+    /// The same with the float accumulators of `FiniteFloat`.
+    FloatFaultAt(u32),
     /// Float accumulators (`fma acc, x, x, acc`, NaN-sticky) fed the loaded bits.
     Float,
     /// The same fed finite values (the loaded bits with the exponent's top bit clear): no NaN
@@ -35,6 +40,12 @@ enum Variant {
     Uniform,
     /// A loop nested in the body (as many trips as the outer one) adds its counter to r20.
     Nested,
+}
+
+impl Variant {
+    fn is_float(self) -> bool {
+        matches!(self, Variant::Float | Variant::FiniteFloat | Variant::FloatFaultAt(_))
+    }
 }
 
 /// Thread g loops `(tid & 7) + 3` trips (`Uniform`: 3), loading in[g + trip] (r60 = in) and
@@ -57,7 +68,7 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
     }
     for a in 0..ACCUMULATORS {
         let r = 20 + a;
-        if matches!(variant, Variant::Float | Variant::FiniteFloat) {
+        if variant.is_float() {
             body += &format!(
                 "        fma r{r}, r13, r13, r{r}\n        iadd r14, r13, r11\n        xor r14, r14, r12\n"
             );
@@ -76,7 +87,7 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
         stores += &format!("    device_store_u32 r17, r{}\n    iadd r17, r17, r5\n", 20 + a);
     }
     let fault = match variant {
-        Variant::FaultAt(t) => format!(
+        Variant::FaultAt(t) | Variant::FloatFaultAt(t) => format!(
             "    mov_imm r18, {t}
     icmp_eq p3, r1, r18
     mov_imm r18, 0xfffffff0
@@ -88,7 +99,11 @@ fn kernel(variant: Variant) -> wave_isa::ValidKernel {
         Variant::Guarded => ("    mov_imm r18, 5\n    ucmp_lt p3, r1, r18\n    if p3\n", "    endif\n"),
         _ => ("", ""),
     };
-    let finite = if variant == Variant::FiniteFloat { "        and r13, r13, r62\n" } else { "" };
+    let finite = if matches!(variant, Variant::FiniteFloat | Variant::FloatFaultAt(_)) {
+        "        and r13, r13, r62\n"
+    } else {
+        ""
+    };
     let trips = if variant == Variant::Uniform { "mov_imm r8, 0" } else { "and r8, r1, r7" };
     let init: String = (0..ACCUMULATORS).map(|a| format!("    mov_imm r{}, {}\n", 20 + a, a * 3)).collect();
     common::assembled(
@@ -174,25 +189,27 @@ fn every_chunk_runs_from_its_own_state() {
 fn a_fault_in_a_later_chunk_is_the_interpreters() {
     for w in WIDTHS {
         // The last lane of the first wave: its last chunk.
-        let k = kernel(Variant::FaultAt(w - 1));
-        let (interpreted, compiled, _, _) = run_both(&k, &dispatch(w, 2 * w, 0), DEVICE, 3);
-        assert!(interpreted.is_err(), "W={w}: the interpreter's run should fault");
-        assert_eq!(compiled, interpreted, "W={w}");
+        for k in [kernel(Variant::FaultAt(w - 1)), kernel(Variant::FloatFaultAt(w - 1))] {
+            let (interpreted, compiled, _, _) = run_both(&k, &dispatch(w, 2 * w, 0), DEVICE, 3);
+            assert!(interpreted.is_err(), "W={w}: the interpreter's run should fault");
+            assert_eq!(compiled, interpreted, "W={w}");
+        }
     }
 }
 
 #[test]
 fn a_budget_that_runs_out_in_the_loop_stops_where_the_interpreter_does() {
-    let k = kernel(Variant::Plain);
     let mut stopped = false;
-    for w in WIDTHS {
-        for limit in [400, 1500, 4000] {
-            let (interpreted, compiled, _, _) = run_both(&k, &dispatch(w, 2 * w, limit), DEVICE, 5);
-            let place = |r: &Result<(), wave_runtime::RunError>| {
-                r.as_ref().err().map(|e| (e.workgroup, e.wave, e.kind.clone()))
-            };
-            assert_eq!(place(&compiled), place(&interpreted), "W={w}, budget {limit}");
-            stopped |= interpreted.is_err();
+    for k in [kernel(Variant::Plain), kernel(Variant::FiniteFloat)] {
+        for w in WIDTHS {
+            for limit in [400, 1500, 4000] {
+                let (interpreted, compiled, _, _) = run_both(&k, &dispatch(w, 2 * w, limit), DEVICE, 5);
+                let place = |r: &Result<(), wave_runtime::RunError>| {
+                    r.as_ref().err().map(|e| (e.workgroup, e.wave, e.kind.clone()))
+                };
+                assert_eq!(place(&compiled), place(&interpreted), "W={w}, budget {limit}");
+                stopped |= interpreted.is_err();
+            }
         }
     }
     assert!(stopped, "no budget ran out");

@@ -25,7 +25,10 @@
 //!
 //! The chunks' copies are unrolled where they are few or small (`UNROLLED_OPS`); a larger
 //! loop is translated once and run by a run-time loop over the chunks, its state in a stack
-//! home ([`ChunkHome`]), so its code and compile time do not grow with W.
+//! home ([`ChunkHome`]), so its code and compile time do not grow with W. Accumulators too
+//! many for the machine's registers are the entry function's resident registers
+//! ([`memory_resident_registers`]): they live in memory for the whole function, the loop
+//! changes them in place, and it keeps a copy of their entry values for its bail-out.
 //!
 //! A divergent `if` without a coherent copy whose bodies hold only vector ops that cannot
 //! fault (and nested `if`s) runs one vector at a time too ([`Translator::chunk_major_if`]):
@@ -98,6 +101,7 @@ impl Translator<'_, '_> {
     /// bail-out calls its wave-major function.
     pub fn chunk_major_loop(&mut self, offset: u32, body: &[Stmt], func: FuncId) -> Result<(), JitError> {
         let (state, entry) = self.loop_entry(body);
+        self.back_up_resident(&state);
         let bail = self.b.create_block();
         self.b.set_cold_block(bail);
         let done = self.b.create_block();
@@ -327,7 +331,8 @@ impl Translator<'_, '_> {
             .iter()
             .zip(&read_only)
             .map(|(values, &read_only)| {
-                values.iter().all(|&v| v == values[0]).then_some(values[0]).filter(|_| read_only)
+                let first = *values.first()?;
+                values.iter().all(|&v| v == first).then_some(first).filter(|_| read_only)
             })
             .collect();
         // Accumulators far beyond the machine's vector registers live in their home for the
@@ -337,7 +342,11 @@ impl Translator<'_, '_> {
         // a scalar shadow: only ops with a scalar form write those, and these are float.)
         let accumulators = &self.chunk_loop_mut().nan_deferred;
         let homed: Vec<u32> = if accumulators.len() * group > HOMED_ACCUMULATORS {
-            accumulators.iter().copied().filter(|r| state.regs.contains(r)).collect()
+            accumulators
+                .iter()
+                .copied()
+                .filter(|r| state.regs.contains(r) && !wave.in_memory.contains_key(r))
+                .collect()
         } else {
             Vec::new()
         };
@@ -384,11 +393,16 @@ impl Translator<'_, '_> {
             t.new_vars(&values)
         };
         let mut regs: Vec<Option<Vec<Variable>>> = vec![None; wave.regs.len()];
-        let mut in_memory = HashMap::new();
+        // The resident registers stay in the register home, at this chunk's vectors.
+        let mut in_memory: HashMap<u32, (Value, i32)> = HashMap::new();
+        for (&r, &(wave_base, at_wave)) in &wave.in_memory {
+            let chunk_base = self.b.ins().iadd(wave_base, at);
+            in_memory.insert(r, (chunk_base, at_wave));
+        }
         for (g, &r) in state.regs.iter().enumerate() {
             if homed.contains(&r) {
                 in_memory.insert(r, (base, g as i32 * stride));
-            } else {
+            } else if !in_memory.contains_key(&r) {
                 regs[r as usize] = Some(load_group(self, &mut record, g));
             }
         }
@@ -510,7 +524,11 @@ impl Translator<'_, '_> {
         let r = chunk..chunk + group;
         self.wave = WaveState {
             regs: wave.regs.iter().map(|vs| vs.as_ref().map(|vs| vs[r.clone()].to_vec())).collect(),
-            in_memory: HashMap::new(),
+            in_memory: wave
+                .in_memory
+                .iter()
+                .map(|(&q, &(base, at))| (q, (base, at + 16 * chunk as i32)))
+                .collect(),
             preds: wave.preds.iter().map(|vs| vs[r.clone()].to_vec()).collect(),
             exec: wave.exec[r.clone()].to_vec(),
             live: wave.live[r].to_vec(),
@@ -550,6 +568,54 @@ fn vectors_per_chunk(body: &[Stmt], n: usize) -> usize {
         group *= 2;
     }
     group
+}
+
+/// The registers the entry function keeps in a memory home of its own, for the whole
+/// function, instead of in variables: the accumulators a run-time chunk loop keeps in memory
+/// (more than [`HOMED_ACCUMULATORS`] vectors of a chunk). In variables they lived as W/4
+/// vectors each across every loop around that one: the loop stored all of them into its home
+/// on entry and loaded them back after, and the register allocator spilled them in the loops
+/// around it (the GPU-style GEMM's 64 accumulators were 512 vectors at W = 32, carried by
+/// its outer loop, most of its optimized compile time). Chosen from the statements alone, as
+/// the translation would choose for the loop (without the shadows it may plan, which only
+/// make a loop's chunks smaller): where a loop then runs otherwise, its registers are still
+/// read and written in memory, exactly, only slower.
+pub(super) fn memory_resident_registers(kernel: &wave_isa::Kernel, flags: super::Flags) -> Vec<u32> {
+    fn visit(stmts: &[Stmt], flags: super::Flags, out: &mut Vec<u32>) {
+        let n = (flags.width / 4).max(1) as usize;
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Loop { body, .. } => {
+                    let chunk_major = !flags.stats
+                        && body_is_lane_local(body)
+                        && !(flags.fuel && super::control::contains_loop(body));
+                    if !chunk_major {
+                        visit(body, flags, out);
+                        continue;
+                    }
+                    let group = vectors_per_chunk(body, n);
+                    let chunks = n / group;
+                    let at_run_time = chunks > 1 && chunks * ops_in(body) > UNROLLED_OPS;
+                    let accumulators = nan_sticky_accumulators(body);
+                    if at_run_time && accumulators.len() * group > HOMED_ACCUMULATORS {
+                        out.extend(accumulators);
+                    }
+                }
+                StmtKind::If { then_body, else_body, .. } => {
+                    visit(then_body, flags, out);
+                    visit(else_body, flags, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in &kernel.funcs {
+        visit(&f.body, flags, &mut out);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// More accumulator vectors than this (of a chunk, `fma acc, a, b, acc` and the like: see

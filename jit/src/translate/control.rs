@@ -641,6 +641,8 @@ impl Translator<'_, '_> {
         let written = wave_isa::ir::written_state(body);
         let carried: Vec<u32> = (0..256u32)
             .filter(|&r| written.regs[r as usize] && self.has_register(r) && !self.is_shadowed_reg(r))
+            // Memory is no loop-carried value.
+            .filter(|&r| !self.in_memory(r))
             .filter(|&r| !body.iter().any(|s| self.unblended.contains(&(s.offset, StateRef::Reg(r)))))
             .collect();
         if carried.is_empty() {

@@ -168,15 +168,12 @@ impl Translator<'_, '_> {
             self.full = inst.guard.is_none() && self.exec_is_full(pc);
             let x = self.reg(inst.rs1 as u32);
             let y = self.reg(inst.rs2 as u32);
-            let z = if inst.op == Op::Fma { Some(self.reg(inst.rs3 as u32)) } else { None };
+            let z = if inst.op == Op::Fma { Some(self.reg_f32(inst.rs3 as u32)) } else { None };
             let result: Vec<Value> = (0..self.wave.n)
                 .map(|k| {
                     let (fx, fy) = (self.as_f32(x[k]), self.as_f32(y[k]));
                     let r = match (inst.op, &z) {
-                        (Op::Fma, Some(z)) => {
-                            let fz = self.as_f32(z[k]);
-                            self.b.ins().fma(fx, fy, fz)
-                        }
+                        (Op::Fma, Some(z)) => self.b.ins().fma(fx, fy, z[k]),
                         (Op::Fmul, _) => self.b.ins().fmul(fx, fy),
                         _ => self.b.ins().fadd(fx, fy),
                     };
@@ -210,9 +207,7 @@ impl Translator<'_, '_> {
         self.b.ins().brif(any, exact, &[], done, &[]);
         self.continue_in(exact);
         for (r, vals) in &before {
-            if let Some(vars) = self.wave.regs.get(*r as usize).cloned().flatten() {
-                self.set(&vars, vals);
-            }
+            self.restore_reg(*r, vals);
         }
         for &(inst, pc) in &insts {
             self.full = inst.guard.is_none() && self.exec_is_full(pc);

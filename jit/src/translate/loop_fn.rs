@@ -179,7 +179,52 @@ impl<'a, 'f> Translator<'a, 'f> {
         (state, entry)
     }
 
-    /// Run the loop's wave-major function from the `entry` state; take the state it leaves.
+    /// The resident registers (kept in memory, see [`super::chunk::memory_resident_registers`])
+    /// among `regs`: their group, and their place.
+    fn resident_groups(&self, regs: &[u32]) -> Vec<(usize, (Value, i32))> {
+        regs.iter().enumerate().filter_map(|(g, r)| Some((g, *self.wave.in_memory.get(r)?))).collect()
+    }
+
+    /// Copy `vectors` vectors from `from` to `to` (byte offsets from each base); the loads and
+    /// the stores.
+    fn copy_vectors(
+        &mut self,
+        from: (Value, i32),
+        to: (Value, i32),
+        vectors: usize,
+    ) -> (Vec<Value>, Vec<Inst>) {
+        let flags = MemFlagsData::new().with_notrap();
+        (0..vectors)
+            .map(|k| {
+                let v = self.b.ins().load(I32X4, flags, from.0, from.1 + 16 * k as i32);
+                (v, self.b.ins().store(flags, v, to.0, to.1 + 16 * k as i32))
+            })
+            .unzip()
+    }
+
+    /// Keep the loop's entry values of the resident registers it names: a chunk that bails out
+    /// may have changed them in place already, and the wave-major function starts from the
+    /// loop's entry ([`Self::call_wave_major`] reads them back).
+    pub(super) fn back_up_resident(&mut self, state: &LoopState) {
+        let resident = self.resident_groups(&state.regs);
+        if resident.is_empty() {
+            return;
+        }
+        let backup = self.resident_backup(state);
+        for (g, place) in resident {
+            self.copy_vectors(place, (backup, g as i32 * state.stride()), state.vectors);
+        }
+    }
+
+    /// The address of the stack area for [`Self::back_up_resident`], by `in` group.
+    fn resident_backup(&mut self, state: &LoopState) -> Value {
+        let bytes = state.regs.len() as u32 * state.stride() as u32;
+        let slot = super::grown_slot(&mut self.b, &mut self.resident_backup_area, bytes);
+        self.b.ins().stack_addr(I64, slot, 0)
+    }
+
+    /// Run the loop's wave-major function from the `entry` state (the backed-up entry values
+    /// for resident registers); take the state it leaves.
     pub(super) fn call_wave_major(
         &mut self,
         offset: u32,
@@ -188,12 +233,25 @@ impl<'a, 'f> Translator<'a, 'f> {
         entry: &[Vec<Value>],
     ) {
         let area = self.state_area(state.in_bytes() + state.out_bytes());
-        let in_stores = self.store_groups(entry, area, 0, state.stride());
+        let stride = state.stride();
+        let mut in_stores = self.store_groups(entry, area, 0, stride);
+        let resident_in = self.resident_groups(&state.regs);
+        if !resident_in.is_empty() {
+            let backup = self.resident_backup(&state);
+            for (g, _) in resident_in {
+                let at = g as i32 * stride;
+                in_stores[g] = self.copy_vectors((backup, at), (area, at), state.vectors).1;
+            }
+        }
         let index = self.first_loop_fn + self.loop_fns.len();
         let st = self.call_helper(Helper::WaveLoop, index as u32, area, offset);
         self.check_status(st);
         let out_groups = self.state_groups(&state, true);
-        let out_loads = self.load_groups(&out_groups, area, state.in_bytes() as i32, state.stride());
+        let mut out_loads = self.load_groups(&out_groups, area, state.in_bytes() as i32, stride);
+        for (g, place) in self.resident_groups(&state.written_regs) {
+            let at = state.in_bytes() as i32 + g as i32 * stride;
+            out_loads[g] = self.copy_vectors((area, at), place, state.vectors).0;
+        }
         self.loop_fns.push(LoopFn {
             index,
             func,
@@ -383,7 +441,7 @@ fn named_by(s: &Stmt, role: Option<Role>) -> Vec<StateRef> {
 /// The registers and predicates some read in the body may see with the value the loop was
 /// entered with: read before an unguarded write at the body's top level (lanes only leave
 /// during a trip, so every lane still active at a later read passed that write).
-fn exposed_state(body: &[Stmt]) -> Vec<StateRef> {
+pub(super) fn exposed_state(body: &[Stmt]) -> Vec<StateRef> {
     let mut defined: Vec<StateRef> = Vec::new();
     let mut exposed: Vec<StateRef> = Vec::new();
     for s in body {

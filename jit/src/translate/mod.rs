@@ -35,7 +35,7 @@ use crate::abi::{helper_signature, Helper};
 use crate::error::JitError;
 use control::ControlStack;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I32X4, I64, I8X16};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8X16};
 use cranelift_codegen::ir::{
     Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot, StackSlotData,
     StackSlotKind, Type, Value,
@@ -151,6 +151,9 @@ pub struct Translator<'a, 'f> {
     /// The stack home of run-time chunk loops (one after another share it: sized for the
     /// largest).
     chunk_home_area: Option<StackSlot>,
+    /// Where a chunk-major loop keeps the entry values of the resident registers it names,
+    /// for its bail-out (see [`chunk::memory_resident_registers`]).
+    resident_backup_area: Option<StackSlot>,
     /// The static instruction counts of the kernel's regions.
     pub costs: &'a CostModel,
     /// Writes that need no blend, as (statement offset, register or predicate): see
@@ -175,8 +178,11 @@ pub struct WaveState {
     /// Per register (0..256), its vectors; none for a register the kernel does not use (or
     /// one kept in memory).
     regs: Vec<Option<Vec<Variable>>>,
-    /// Registers kept in memory instead (a run-time chunk loop's accumulators: see
-    /// `chunk::HOMED_ACCUMULATORS`): a base address and the offset of their first vector.
+    /// Registers kept in memory instead: a base address and the offset of their first
+    /// vector (the wave's vector k, or the chunk's, 16k bytes further). The entry function's
+    /// resident registers ([`chunk::memory_resident_registers`]) live in its register home;
+    /// a run-time chunk loop's other accumulators in the loop's home while it runs (see
+    /// `chunk::HOMED_ACCUMULATORS`).
     in_memory: HashMap<u32, (Value, i32)>,
     /// Per predicate, its vectors (lane masks).
     preds: Vec<Vec<Variable>>,
@@ -367,6 +373,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             first_loop_fn,
             state_area: None,
             chunk_home_area: None,
+            resident_backup_area: None,
             costs: &analyses.costs,
             unblended: &analyses.unblended,
             op_offset: 0,
@@ -401,12 +408,42 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     fn init_state(&mut self) {
         let used = used_registers(self.kernel);
+        let resident = chunk::memory_resident_registers(self.kernel, self.flags);
+        let stride = 16 * self.wave.n as i32;
+        let home = (!resident.is_empty()).then(|| {
+            let bytes = stride as u32 * resident.len() as u32;
+            let slot =
+                self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4));
+            self.b.ins().stack_addr(I64, slot, 0)
+        });
+        // A resident register whose initial value no lane can read needs none in its home:
+        // every lane is live and stays so (no `halt` stops part of a wave, which would leave
+        // it unwritten for a wave op to read), and the entry function, calling nothing, writes
+        // it before any read.
+        let exposed = if self.all_live && !self.partial_halts && self.kernel.funcs.len() == 1 {
+            loop_fn::exposed_state(&self.kernel.funcs[0].body)
+        } else {
+            (0..=255).map(StateRef::Reg).collect()
+        };
         for (r, _) in used.iter().enumerate().filter(|(_, &u)| u) {
             let init = self.load_workgroup_field(I32, self.env.init_reg_offset(r as u8));
             let v = self.b.ins().splat(I32X4, init);
-            self.note_lane0(v, init);
-            let vars = self.new_vars(&vec![v; self.wave.n]);
-            self.wave.regs[r] = Some(vars);
+            match (home, resident.iter().position(|&q| q == r as u32)) {
+                (Some(home), Some(i)) => {
+                    let offset = i as i32 * stride;
+                    if exposed.contains(&StateRef::Reg(r as u32)) {
+                        for k in 0..self.wave.n {
+                            self.b.ins().store(ctx_flags(), v, home, offset + 16 * k as i32);
+                        }
+                    }
+                    self.wave.in_memory.insert(r as u32, (home, offset));
+                }
+                _ => {
+                    self.note_lane0(v, init);
+                    let vars = self.new_vars(&vec![v; self.wave.n]);
+                    self.wave.regs[r] = Some(vars);
+                }
+            }
         }
         let zero = self.zeros();
         for _ in 0..PREDICATES {
@@ -572,6 +609,21 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
+    /// The vectors of register `r` as f32 lanes. One kept in memory is loaded as such: an
+    /// `fma` then takes its addend straight from memory (a bitcast between would keep the
+    /// load a separate instruction).
+    pub fn reg_f32(&mut self, r: u32) -> Vec<Value> {
+        match self.wave.in_memory.get(&r) {
+            Some(&(base, offset)) if !self.is_shadowed_reg(r) => {
+                let flags = MemFlagsData::new().with_notrap();
+                (0..self.wave.n)
+                    .map(|k| self.b.ins().load(F32X4, flags, base, offset + 16 * k as i32))
+                    .collect()
+            }
+            _ => self.reg(r).into_iter().map(|v| self.as_f32(v)).collect(),
+        }
+    }
+
     /// Write register `r` on the lanes of `mask` (the op's mask; all lanes when `full`).
     pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
         debug_assert!(!self.is_shadowed_reg(r), "vector write to shadowed r{r}");
@@ -640,6 +692,22 @@ impl<'a, 'f> Translator<'a, 'f> {
         let old = self.get(&vars);
         let new = self.blend(mask, vals, &old);
         self.set(&vars, &new);
+    }
+
+    /// Write every lane of register `r` (no blend): a value it held before, put back.
+    pub fn restore_reg(&mut self, r: u32, vals: &[Value]) {
+        if let Some(&(base, offset)) = self.wave.in_memory.get(&r) {
+            for (k, &v) in vals.iter().enumerate() {
+                self.b.ins().store(ctx_flags(), v, base, offset + 16 * k as i32);
+            }
+        } else if let Some(vars) = self.wave.regs.get(r as usize).cloned().flatten() {
+            self.set(&vars, vals);
+        }
+    }
+
+    /// Whether register `r` lives in memory rather than in variables.
+    pub fn in_memory(&self, r: u32) -> bool {
+        self.wave.in_memory.contains_key(&r)
     }
 
     /// Whether the kernel uses register `r` (it then has variables, or a place in memory).
@@ -746,7 +814,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     // ---- vector views -------------------------------------------------------------------
 
     pub fn as_f32(&mut self, v: Value) -> Value {
-        self.b.ins().bitcast(cranelift_codegen::ir::types::F32X4, lane_order(), v)
+        self.b.ins().bitcast(F32X4, lane_order(), v)
     }
     pub fn as_i32(&mut self, v: Value) -> Value {
         self.b.ins().bitcast(I32X4, lane_order(), v)

@@ -292,7 +292,8 @@ impl Translator<'_, '_> {
         let exposed = upward_exposed(body);
         let written_state = wave_isa::ir::written_state(body);
         for (&reg, &fit) in &seen.regs {
-            if let (Seen::Fits { stride, constant }, true) = (fit, self.has_register(reg)) {
+            let in_variables = self.has_register(reg) && !self.in_memory(reg);
+            if let (Seen::Fits { stride, constant }, true) = (fit, in_variables) {
                 let written = written_state.regs.get(reg as usize).copied().unwrap_or(false);
                 let constant = constant.filter(|_| !written);
                 let exposed = !written || exposed.regs.get(reg as usize).copied().unwrap_or(true);
