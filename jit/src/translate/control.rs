@@ -503,14 +503,12 @@ impl Translator<'_, '_> {
             ..self.region
         };
         let result = self.in_region(body_region, |t| t.block(body, func));
-        let Some(Frame::Loop { masked_exit, mut latch, mut exit, .. }) = self.cf.frames.pop() else {
+        let Some(Frame::Loop { masked_exit, latch, mut exit, .. }) = self.cf.frames.pop() else {
             return Err(JitError::Codegen(format!("loop frame at byte 0x{offset:x} lost")));
         };
         result?;
-        let edge = self.edge(&mut latch);
-        self.b.ins().jump(edge, &[]);
         // Latch: continuing lanes rejoin; repeat while any lane is left.
-        self.enter(latch, offset);
+        self.fall_into(latch, offset);
         self.count(Cost::marker());
         let next = self.trip_end(&masks, has_own_continue(body));
         let iteration =

@@ -36,12 +36,15 @@ use wave_isa::{Instruction, PredRef, Stmt};
 pub struct Join {
     pub block: Block,
     edges: Vec<(Block, Cost)>,
+    /// Some path was given a branch target into the join.
+    entered: bool,
 }
 
 impl Join {
     /// A path into the join through `edge` (a fresh block) bringing `pending`; without an
     /// edge (no accounting) the path branches to the join's block itself.
     pub fn add_edge(&mut self, edge: Option<Block>, pending: Cost) -> Block {
+        self.entered = true;
         match edge {
             Some(edge) => {
                 self.edges.push((edge, pending));
@@ -188,13 +191,26 @@ impl Translator<'_, '_> {
     // ---- joins ---------------------------------------------------------------------------
 
     pub fn join(&mut self) -> Join {
-        Join { block: self.b.create_block(), edges: Vec::new() }
+        Join { block: self.b.create_block(), edges: Vec::new(), entered: false }
     }
 
     /// A branch target into `join` for the code here (it brings what is pending now).
     pub fn edge(&mut self, join: &mut Join) -> Block {
         let edge = self.flags.fuel.then(|| self.b.create_block());
         join.add_edge(edge, self.pending)
+    }
+
+    /// Go on at `join` from the code here, the last path into it: where no other path branched
+    /// to it and none pays its way in (no budget), in the block here, without a block of its
+    /// own. A loop's latch as a block of its own was a jump more on every trip (the naive
+    /// GEMM's inner loop took two jumps a trip instead of one), and Cranelift put the trip's
+    /// arithmetic there, where the back edge uses it, apart from the body's loads.
+    pub fn fall_into(&mut self, mut join: Join, pc: u32) {
+        if join.entered || self.flags.fuel {
+            let edge = self.edge(&mut join);
+            self.b.ins().jump(edge, &[]);
+            self.enter(join, pc);
+        }
     }
 
     /// Go on at `join`, every path into it being in: each edge pays what it brings beyond
