@@ -150,3 +150,12 @@ fn nested_ifs() {
     let k = kernel(include_str!("../../conformance/programs/control/nest_if_32.wave"), "nest_if_32.wave");
     pin("nest_if_32", &k, &[(32, true)]);
 }
+
+/// The prefix sum's block scan: its walk over the wave totals is a loop over values uniform
+/// across the wave, run chunk-major on the whole wave at once with scalar shadows (one copy
+/// of the loop, not one per vector, each redoing the scalar work).
+#[test]
+fn prefix_sum_blocks() {
+    let k = kernel(include_str!("../../benches/kernels/prefix_sum.wave"), "prefix_sum.wave");
+    pin("scan_blocks", &k, &[(32, true)]);
+}

@@ -106,6 +106,20 @@ impl Translator<'_, '_> {
         self.b.set_cold_block(bail);
         let done = self.b.create_block();
         let shadows = self.shadow_plan(offset, body, func);
+        // Shadows of the per-vector analysis stand for one vector's lane 0, so a loop with them
+        // runs a vector at a time, each vector redoing the scalar work. Where the wave analysis
+        // keeps the same values as scalars (uniform across the wave, or affine with one stride),
+        // its shadows stand for the first vector of a chunk of several: a loop over uniform
+        // values (the prefix sum's walk over the wave totals) runs once, not W/4 times.
+        let widest = vectors_per_chunk(body, self.wave.n);
+        let (shadows, group) = match shadows {
+            Some(plan) if widest > 1 => match self.wave_shadow_plan(offset, body, func) {
+                Some(wave_plan) if wave_plan.keeps_all_of(&plan) => (Some(wave_plan), widest),
+                _ => (Some(plan), 1),
+            },
+            Some(plan) => (Some(plan), 1),
+            None => (None, widest),
+        };
         // The wave-major loop pays this at each back edge (its first trip stays pending).
         let per_trip = self.costs.iteration(body, self.cf.call_depth());
         let at_header = self.pending;
@@ -131,8 +145,6 @@ impl Translator<'_, '_> {
             nan_deferred: nan_sticky_accumulators(body),
             checked_at_entry,
         });
-        // Shadows stand for one vector's lane 0, so a loop with them runs a vector at a time.
-        let group = if shadows.is_some() { 1 } else { vectors_per_chunk(body, wave.n) };
         let run = ChunkRun { shadows, bail, affordable, at_header, longest };
         let chunks = wave.n / group;
         let result = if chunks == 1 || chunks * ops_in(body) <= UNROLLED_OPS {

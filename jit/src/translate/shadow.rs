@@ -61,6 +61,14 @@ struct PlannedPred {
     exposed: bool,
 }
 
+impl ShadowPlan {
+    /// Whether this plan keeps as scalars every register and predicate `other` keeps.
+    pub fn keeps_all_of(&self, other: &ShadowPlan) -> bool {
+        other.regs.iter().all(|o| self.regs.iter().any(|r| r.reg == o.reg))
+            && other.preds.iter().all(|o| self.preds.iter().any(|p| p.pred == o.pred))
+    }
+}
+
 /// The shadows in force while a chunk-major loop is translated.
 #[derive(Default)]
 pub struct Shadows {
@@ -230,9 +238,26 @@ fn result_stride(inst: &Instruction, x: &[(u32, Option<u32>)]) -> Option<u32> {
 }
 
 impl Translator<'_, '_> {
-    /// The shadows for the chunk-major loop at `offset`, or `None` when its body may run on
-    /// part of a vector (divergent or guarded control) or keeps nothing as a scalar.
+    /// The shadows for the chunk-major loop at `offset`, each of one vector's lane 0 (by the
+    /// per-vector analysis), or `None` when its body may run on part of a vector (divergent
+    /// or guarded control) or keeps nothing as a scalar.
     pub fn shadow_plan(&self, offset: u32, body: &[Stmt], func: FuncId) -> Option<ShadowPlan> {
+        self.uniform_control_plan(self.shapes, offset, body, func)
+    }
+
+    /// The same by the wave analysis: each shadow stands for lane 0 of the first of any
+    /// number of vectors in view, so a chunk may hold several.
+    pub fn wave_shadow_plan(&self, offset: u32, body: &[Stmt], func: FuncId) -> Option<ShadowPlan> {
+        self.uniform_control_plan(self.waves, offset, body, func)
+    }
+
+    fn uniform_control_plan(
+        &self,
+        analysis: &Uniformity,
+        offset: u32,
+        body: &[Stmt],
+        func: FuncId,
+    ) -> Option<ShadowPlan> {
         if !self.exec_is_full(offset) || !self.control_is_uniform(body, func, true) {
             return None;
         }
@@ -240,7 +265,7 @@ impl Translator<'_, '_> {
         let mut complete = true;
         wave_isa::ir::walk_block(body, 0, &mut |s, _| {
             if let StmtKind::Op(inst) = &s.kind {
-                complete &= seen.note_op(self.shapes, func, s, inst, true);
+                complete &= seen.note_op(analysis, func, s, inst, true);
             }
         });
         if !complete {
