@@ -495,6 +495,11 @@ impl Translator<'_, '_> {
         let shape = self.address_shape(inst, pc);
         let consecutive = inst.op.access_bytes() == 4
             && matches!(shape, AddressShape::Consecutive | AddressShape::WaveConsecutive);
+        if matches!(inst.op.access_bytes(), 1 | 2 | 4)
+            && self.wave_operand_stride(inst, pc, Slot::Rs1) == Some(0)
+        {
+            return self.store_same(inst, pc);
+        }
         if !consecutive {
             return self.memory_helper(inst, pc);
         }
@@ -576,6 +581,57 @@ impl Translator<'_, '_> {
             self.memory_helper(inst, pc)?;
             self.b.ins().jump(done, &[]);
         }
+        self.continue_in(done);
+        Ok(())
+    }
+
+    /// A store of 1, 2 or 4 bytes whose address every active lane of the wave shares (by the
+    /// wave analysis): in lane order the last active lane's value is the one that stays, so one
+    /// scalar store of it, and none without an active lane. A wave's result written by one of
+    /// its lanes (`@p local_store`, `p` = lane 0: the prefix sum, softmax) took the lane-order
+    /// helper, its operands spilled, on every wave. Where the address may fault, the helper
+    /// runs instead: it stops at the first active lane, as the interpreter does.
+    fn store_same(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
+        let local = inst.op.class() == Class::LocalStore;
+        let bytes = inst.op.access_bytes();
+        let mask = self.op_mask(inst.guard);
+        let bits = self.mask_bits(&mask);
+        let some = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(bits, some, &[], done, &[]);
+        self.continue_in(some);
+        // The last active lane's address (the active lanes' one) and value, from the scratch
+        // slots by its index (63 - leading zeros of the lane bits).
+        let addr = self.reg(inst.rs1 as u32);
+        let value = self.reg(inst.rs2 as u32);
+        self.spill(0, &addr);
+        self.spill(1, &value);
+        let zeros = self.b.ins().clz(bits);
+        let last = self.b.ins().bxor_imm_u(zeros, 63);
+        let byte = self.b.ins().ishl_imm_s(last, 2);
+        let slot = self.b.ins().iadd(self.ctx, byte);
+        let a = self.b.ins().load(I32, super::ctx_flags(), slot, self.env.scratch_offset(0));
+        let v = self.b.ins().load(I32, super::ctx_flags(), slot, self.env.scratch_offset(1));
+        if self.flags.checked {
+            let lim = self.load_workgroup_field(I32, self.env.limit_offset(local, bytes.trailing_zeros()));
+            let may_fault = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, a, lim);
+            let store = self.b.create_block();
+            let helper = self.b.create_block();
+            self.b.set_cold_block(helper);
+            self.b.ins().brif(may_fault, helper, &[], store, &[]);
+            self.continue_in(helper);
+            self.memory_helper(inst, pc)?;
+            self.b.ins().jump(done, &[]);
+            self.continue_in(store);
+        }
+        let base = self.memory_base(local);
+        let p = self.scalar_pointer(base, a, local);
+        match bytes {
+            1 => self.b.ins().istore8(plain_memory(), v, p, 0),
+            2 => self.b.ins().istore16(plain_memory(), v, p, 0),
+            _ => self.b.ins().store(plain_memory(), v, p, 0),
+        };
+        self.b.ins().jump(done, &[]);
         self.continue_in(done);
         Ok(())
     }
