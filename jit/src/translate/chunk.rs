@@ -27,7 +27,7 @@
 //! loop is translated once and run by a run-time loop over the chunks, its state in a stack
 //! home ([`ChunkHome`]), so its code and compile time do not grow with W. Accumulators too
 //! many for the machine's registers are the entry function's resident registers
-//! ([`memory_resident_registers`]): they live in memory for the whole function, the loop
+//! (`memory_resident_registers`): they live in memory for the whole function, the loop
 //! changes them in place, and it keeps a copy of their entry values for its bail-out.
 //!
 //! A divergent `if` without a coherent copy whose bodies hold only vector ops that cannot

@@ -7,7 +7,10 @@
 //! Bounds (semantics.md B.18): in checked code an unsigned vector compare against a
 //! conservative limit finds candidate faulting lanes among the active ones; only then a cold
 //! helper checks them exactly in lane order and records the first fault. Stores and atomics
-//! must touch only active lanes in lane order, so they run in a helper (which also checks).
+//! touch only active lanes, in lane order: whole vectors where every lane is active, a loop
+//! over the active lanes' words, one scalar store where the active lanes share an address
+//! (the last one's value); where a lane may fault, and for atomics other than the inline local
+//! ones, a helper that also checks.
 
 use super::Translator;
 use crate::abi::{helper_op, Helper, ADDR_SLOT, OUT_SLOT};
