@@ -177,8 +177,7 @@ fn every_chunk_runs_from_its_own_state() {
     ] {
         let k = kernel(variant);
         for w in WIDTHS {
-            // Two full waves; and one and a half (a partial last wave).
-            for threads in [2 * w, w + w / 2 + 1] {
+            for threads in common::full_and_partial_waves(w) {
                 check(&k, &dispatch(w, threads, 0), DEVICE);
             }
         }

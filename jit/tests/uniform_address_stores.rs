@@ -75,8 +75,7 @@ fn shared_address_stores_match_the_interpreter() {
     for lanes in [0, 1, 3, 64] {
         let k = kernel(lanes);
         for w in WIDTHS {
-            // Two full waves a workgroup; and one and a half (a partial last wave).
-            for threads in [2 * w, w + w / 2 + 1] {
+            for threads in common::full_and_partial_waves(w) {
                 check(&k, &dispatch(w, threads, 0x400), DEVICE);
             }
         }

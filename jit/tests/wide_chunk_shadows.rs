@@ -98,8 +98,7 @@ fn wide_chunks_with_shadows_match_the_interpreter() {
         let k = kernel(variant);
         let table = if variant == Variant::Fault { DEVICE as u32 - 16 } else { 0x40 };
         for w in WIDTHS {
-            // Two full waves a workgroup; and one and a half (a partial last wave).
-            for threads in [2 * w, w + w / 2 + 1] {
+            for threads in common::full_and_partial_waves(w) {
                 let d = dispatch(w, threads, table);
                 if variant == Variant::Fault {
                     let (interpreted, _, _, _) = run_both(&k, &d, DEVICE, 1);

@@ -122,6 +122,12 @@ pub fn run_both(kernel: &ValidKernel, dispatch: &Dispatch, device_size: u64, see
     (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
 }
 
+/// Threads per workgroup that make two full waves of `w` lanes, and one and a half (a partial
+/// last wave).
+pub fn full_and_partial_waves(w: u32) -> [u32; 2] {
+    [2 * w, w + w / 2 + 1]
+}
+
 /// Both engines succeed (or fail identically) and leave identical memory, at every width.
 pub fn check_all_widths(kernel: &ValidKernel, base: &Dispatch, device_size: u64) {
     for w in WIDTHS {
