@@ -88,12 +88,7 @@ struct ChunkRun {
 impl Translator<'_, '_> {
     /// Whether the loop with this body runs chunk-major (see the module doc).
     pub fn runs_chunk_major(&self, body: &[Stmt]) -> bool {
-        // With a budget the wave is charged its longest vector's trips, which is exact only
-        // without nested loops.
-        self.chunk_loop.is_none()
-            && !self.flags.stats
-            && body_is_lane_local(body)
-            && !(self.flags.fuel && super::control::contains_loop(body))
+        self.chunk_loop.is_none() && may_run_chunk_major(body, self.flags)
     }
 
     /// Translate the loop for the vectors of one chunk; a run-time loop runs it for each
@@ -147,7 +142,7 @@ impl Translator<'_, '_> {
         });
         let run = ChunkRun { shadows, bail, affordable, at_header, longest };
         let chunks = wave.n / group;
-        let result = if chunks == 1 || chunks * ops_in(body) <= UNROLLED_OPS {
+        let result = if !chunks_at_run_time(chunks, body) {
             // Few or small copies: unrolled, each has its vectors at known places.
             let mut result = Ok(());
             for chunk in (0..wave.n).step_by(group) {
@@ -353,7 +348,7 @@ impl Translator<'_, '_> {
         // loop's head, and copied every one between the two at each trip's end. (None is
         // a scalar shadow: only ops with a scalar form write those, and these are float.)
         let accumulators = &self.chunk_loop_mut().nan_deferred;
-        let homed: Vec<u32> = if accumulators.len() * group > HOMED_ACCUMULATORS {
+        let homed: Vec<u32> = if homes_accumulators(accumulators.len(), group) {
             accumulators
                 .iter()
                 .copied()
@@ -407,8 +402,10 @@ impl Translator<'_, '_> {
         let mut regs: Vec<Option<Vec<Variable>>> = vec![None; wave.regs.len()];
         // The resident registers stay in the register home, at this chunk's vectors.
         let mut in_memory: HashMap<u32, (Value, i32)> = HashMap::new();
+        let mut chunk_bases: HashMap<Value, Value> = HashMap::new();
         for (&r, &(wave_base, at_wave)) in &wave.in_memory {
-            let chunk_base = self.b.ins().iadd(wave_base, at);
+            let chunk_base =
+                *chunk_bases.entry(wave_base).or_insert_with(|| self.b.ins().iadd(wave_base, at));
             in_memory.insert(r, (chunk_base, at_wave));
         }
         for (g, &r) in state.regs.iter().enumerate() {
@@ -598,18 +595,13 @@ pub(super) fn memory_resident_registers(kernel: &wave_isa::Kernel, flags: super:
         for s in stmts {
             match &s.kind {
                 StmtKind::Loop { body, .. } => {
-                    let chunk_major = !flags.stats
-                        && body_is_lane_local(body)
-                        && !(flags.fuel && super::control::contains_loop(body));
-                    if !chunk_major {
+                    if !may_run_chunk_major(body, flags) {
                         visit(body, flags, out);
                         continue;
                     }
                     let group = vectors_per_chunk(body, n);
-                    let chunks = n / group;
-                    let at_run_time = chunks > 1 && chunks * ops_in(body) > UNROLLED_OPS;
                     let accumulators = nan_sticky_accumulators(body);
-                    if at_run_time && accumulators.len() * group > HOMED_ACCUMULATORS {
+                    if chunks_at_run_time(n / group, body) && homes_accumulators(accumulators.len(), group) {
                         out.extend(accumulators);
                     }
                 }
@@ -628,6 +620,25 @@ pub(super) fn memory_resident_registers(kernel: &wave_isa::Kernel, flags: super:
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Whether a loop with this body runs chunk-major where no chunk-major loop encloses it. With
+/// a budget the wave is charged its longest vector's trips, which is exact only without nested
+/// loops.
+fn may_run_chunk_major(body: &[Stmt], flags: super::Flags) -> bool {
+    !flags.stats && body_is_lane_local(body) && !(flags.fuel && super::control::contains_loop(body))
+}
+
+/// Whether a chunk-major loop of this many chunks runs them in a run-time loop over one copy
+/// rather than unrolled ([`UNROLLED_OPS`]).
+fn chunks_at_run_time(chunks: usize, body: &[Stmt]) -> bool {
+    chunks > 1 && chunks * ops_in(body) > UNROLLED_OPS
+}
+
+/// Whether a run-time chunk loop keeps these accumulators (so many per vector, `group`
+/// vectors a chunk) in memory ([`HOMED_ACCUMULATORS`]).
+fn homes_accumulators(accumulators: usize, group: usize) -> bool {
+    accumulators * group > HOMED_ACCUMULATORS
 }
 
 /// More accumulator vectors than this (of a chunk, `fma acc, a, b, acc` and the like: see

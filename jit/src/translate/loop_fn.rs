@@ -185,21 +185,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         regs.iter().enumerate().filter_map(|(g, r)| Some((g, *self.wave.in_memory.get(r)?))).collect()
     }
 
-    /// Copy `vectors` vectors from `from` to `to` (byte offsets from each base); the loads and
-    /// the stores.
-    fn copy_vectors(
-        &mut self,
-        from: (Value, i32),
-        to: (Value, i32),
-        vectors: usize,
-    ) -> (Vec<Value>, Vec<Inst>) {
-        let flags = MemFlagsData::new().with_notrap();
-        (0..vectors)
-            .map(|k| {
-                let v = self.b.ins().load(I32X4, flags, from.0, from.1 + 16 * k as i32);
-                (v, self.b.ins().store(flags, v, to.0, to.1 + 16 * k as i32))
-            })
-            .unzip()
+    /// Copy the wave's vectors at `from` to `to` (see [`Translator::load_vectors`]); the loads
+    /// and the stores.
+    fn copy_vectors(&mut self, from: (Value, i32), to: (Value, i32)) -> (Vec<Value>, Vec<Inst>) {
+        let values = self.load_vectors(I32X4, from);
+        let stores = self.store_vectors(to, &values);
+        (values, stores)
     }
 
     /// Keep the loop's entry values of the resident registers it names: a chunk that bails out
@@ -212,7 +203,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let backup = self.resident_backup(state);
         for (g, place) in resident {
-            self.copy_vectors(place, (backup, g as i32 * state.stride()), state.vectors);
+            self.copy_vectors(place, (backup, g as i32 * state.stride()));
         }
     }
 
@@ -240,7 +231,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             let backup = self.resident_backup(&state);
             for (g, _) in resident_in {
                 let at = g as i32 * stride;
-                in_stores[g] = self.copy_vectors((backup, at), (area, at), state.vectors).1;
+                in_stores[g] = self.copy_vectors((backup, at), (area, at)).1;
             }
         }
         let index = self.first_loop_fn + self.loop_fns.len();
@@ -250,7 +241,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let mut out_loads = self.load_groups(&out_groups, area, state.in_bytes() as i32, stride);
         for (g, place) in self.resident_groups(&state.written_regs) {
             let at = state.in_bytes() as i32 + g as i32 * stride;
-            out_loads[g] = self.copy_vectors((area, at), place, state.vectors).0;
+            out_loads[g] = self.copy_vectors((area, at), place).0;
         }
         self.loop_fns.push(LoopFn {
             index,

@@ -611,10 +611,7 @@ impl Translator<'_, '_> {
         self.spill(1, &value);
         let zeros = self.b.ins().clz(bits);
         let last = self.b.ins().bxor_imm_u(zeros, 63);
-        let byte = self.b.ins().ishl_imm_s(last, 2);
-        let slot = self.b.ins().iadd(self.ctx, byte);
-        let a = self.b.ins().load(I32, super::ctx_flags(), slot, self.env.scratch_offset(0));
-        let v = self.b.ins().load(I32, super::ctx_flags(), slot, self.env.scratch_offset(1));
+        let (a, v) = self.spilled_lane(last);
         if self.flags.checked {
             let lim = self.load_workgroup_field(I32, self.env.limit_offset(local, bytes.trailing_zeros()));
             let may_fault = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, a, lim);
@@ -650,7 +647,6 @@ impl Translator<'_, '_> {
         self.spill(1, value);
         let bits = self.mask_bits(mask);
         let base = self.memory_base(local);
-        let (addr_at, value_at) = (self.env.scratch_offset(0), self.env.scratch_offset(1));
         let header = self.b.create_block();
         let lane = self.b.create_block();
         let done = self.b.create_block();
@@ -661,10 +657,7 @@ impl Translator<'_, '_> {
         self.b.ins().brif(left, lane, &[], done, &[]);
         self.continue_in(lane);
         let index = self.b.ins().ctz(left);
-        let byte = self.b.ins().ishl_imm_s(index, 2);
-        let slot = self.b.ins().iadd(self.ctx, byte);
-        let a = self.b.ins().load(I32, super::ctx_flags(), slot, addr_at);
-        let v = self.b.ins().load(I32, super::ctx_flags(), slot, value_at);
+        let (a, v) = self.spilled_lane(index);
         let p = self.scalar_pointer(base, a, local);
         self.b.ins().store(plain_memory(), v, p, 0);
         let lower = self.b.ins().iadd_imm_s(left, -1);
@@ -672,6 +665,16 @@ impl Translator<'_, '_> {
         self.b.ins().jump(header, &[rest.into()]);
         self.b.seal_block(header);
         self.continue_in(done);
+    }
+
+    /// Lane `index`'s (I64) address and value words, spilled to scratch slots 0 and 1.
+    fn spilled_lane(&mut self, index: Value) -> (Value, Value) {
+        let byte = self.b.ins().ishl_imm_s(index, 2);
+        let slot = self.b.ins().iadd(self.ctx, byte);
+        let flags = super::ctx_flags();
+        let a = self.b.ins().load(I32, flags, slot, self.env.scratch_offset(0));
+        let v = self.b.ins().load(I32, flags, slot, self.env.scratch_offset(1));
+        (a, v)
     }
 
     /// Every lane of the wave as a helper's lane bit set.

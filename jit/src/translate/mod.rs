@@ -37,7 +37,7 @@ use control::ControlStack;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8X16};
 use cranelift_codegen::ir::{
-    Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot, StackSlotData,
+    Block, ConstantData, Endianness, Inst, InstBuilder, MemFlagsData, SigRef, StackSlot, StackSlotData,
     StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::CallConv;
@@ -430,13 +430,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             let v = self.b.ins().splat(I32X4, init);
             match (home, resident.iter().position(|&q| q == r as u32)) {
                 (Some(home), Some(i)) => {
-                    let offset = i as i32 * stride;
+                    let place = (home, i as i32 * stride);
                     if exposed.contains(&StateRef::Reg(r as u32)) {
-                        for k in 0..self.wave.n {
-                            self.b.ins().store(ctx_flags(), v, home, offset + 16 * k as i32);
-                        }
+                        self.store_vectors(place, &vec![v; self.wave.n]);
                     }
-                    self.wave.in_memory.insert(r as u32, (home, offset));
+                    self.wave.in_memory.insert(r as u32, place);
                 }
                 _ => {
                     self.note_lane0(v, init);
@@ -598,10 +596,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             return vs;
         }
         if let Some(&(base, offset)) = self.wave.in_memory.get(&r) {
-            let flags = MemFlagsData::new().with_notrap();
-            return (0..self.wave.n)
-                .map(|k| self.b.ins().load(I32X4, flags, base, offset + 16 * k as i32))
-                .collect();
+            return self.load_vectors(I32X4, (base, offset));
         }
         match self.wave.regs.get(r as usize).cloned().flatten() {
             Some(vars) => self.get(&vars),
@@ -614,30 +609,36 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// load a separate instruction).
     pub fn reg_f32(&mut self, r: u32) -> Vec<Value> {
         match self.wave.in_memory.get(&r) {
-            Some(&(base, offset)) if !self.is_shadowed_reg(r) => {
-                let flags = MemFlagsData::new().with_notrap();
-                (0..self.wave.n)
-                    .map(|k| self.b.ins().load(F32X4, flags, base, offset + 16 * k as i32))
-                    .collect()
-            }
+            Some(&place) if !self.is_shadowed_reg(r) => self.load_vectors(F32X4, place),
             _ => self.reg(r).into_iter().map(|v| self.as_f32(v)).collect(),
         }
+    }
+
+    /// The wave's (or the chunk's) vectors of type `ty` at `place` (a base and the offset of
+    /// the first; vector k 16k bytes further): a register kept in memory.
+    pub fn load_vectors(&mut self, ty: Type, (base, offset): (Value, i32)) -> Vec<Value> {
+        (0..self.wave.n).map(|k| self.b.ins().load(ty, ctx_flags(), base, offset + 16 * k as i32)).collect()
+    }
+
+    /// Store `vals` at `place` as [`Translator::load_vectors`] reads them; the stores.
+    pub fn store_vectors(&mut self, (base, offset): (Value, i32), vals: &[Value]) -> Vec<Inst> {
+        vals.iter()
+            .enumerate()
+            .map(|(k, &v)| self.b.ins().store(ctx_flags(), v, base, offset + 16 * k as i32))
+            .collect()
     }
 
     /// Write register `r` on the lanes of `mask` (the op's mask; all lanes when `full`).
     pub fn set_reg(&mut self, r: u32, vals: &[Value], mask: &[Value]) {
         debug_assert!(!self.is_shadowed_reg(r), "vector write to shadowed r{r}");
-        if let Some(&(base, offset)) = self.wave.in_memory.get(&r) {
+        if let Some(&place) = self.wave.in_memory.get(&r) {
             let new = if self.writes_every_lane(StateRef::Reg(r)) {
                 vals.to_vec()
             } else {
                 let old = self.reg(r);
                 self.blend(mask, vals, &old)
             };
-            let flags = MemFlagsData::new().with_notrap();
-            for (k, &v) in new.iter().enumerate() {
-                self.b.ins().store(flags, v, base, offset + 16 * k as i32);
-            }
+            self.store_vectors(place, &new);
             return;
         }
         let Some(vars) = self.wave.regs.get(r as usize).cloned().flatten() else { return };
@@ -696,10 +697,8 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Write every lane of register `r` (no blend): a value it held before, put back.
     pub fn restore_reg(&mut self, r: u32, vals: &[Value]) {
-        if let Some(&(base, offset)) = self.wave.in_memory.get(&r) {
-            for (k, &v) in vals.iter().enumerate() {
-                self.b.ins().store(ctx_flags(), v, base, offset + 16 * k as i32);
-            }
+        if let Some(&place) = self.wave.in_memory.get(&r) {
+            self.store_vectors(place, vals);
         } else if let Some(vars) = self.wave.regs.get(r as usize).cloned().flatten() {
             self.set(&vars, vals);
         }
