@@ -589,14 +589,17 @@ fn vectors_per_chunk(body: &[Stmt], n: usize) -> usize {
 /// the translation would choose for the loop (without the shadows it may plan, which only
 /// make a loop's chunks smaller): where a loop then runs otherwise, its registers are still
 /// read and written in memory, exactly, only slower.
-pub(super) fn memory_resident_registers(kernel: &wave_isa::Kernel, flags: super::Flags) -> Vec<u32> {
-    fn visit(stmts: &[Stmt], flags: super::Flags, out: &mut Vec<u32>) {
-        let n = (flags.width / 4).max(1) as usize;
+pub(super) fn memory_resident_registers(
+    kernel: &wave_isa::Kernel,
+    flags: super::Flags,
+    n: usize,
+) -> Vec<u32> {
+    fn visit(stmts: &[Stmt], flags: super::Flags, n: usize, out: &mut Vec<u32>) {
         for s in stmts {
             match &s.kind {
                 StmtKind::Loop { body, .. } => {
                     if !may_run_chunk_major(body, flags) {
-                        visit(body, flags, out);
+                        visit(body, flags, n, out);
                         continue;
                     }
                     let group = vectors_per_chunk(body, n);
@@ -606,8 +609,8 @@ pub(super) fn memory_resident_registers(kernel: &wave_isa::Kernel, flags: super:
                     }
                 }
                 StmtKind::If { then_body, else_body, .. } => {
-                    visit(then_body, flags, out);
-                    visit(else_body, flags, out);
+                    visit(then_body, flags, n, out);
+                    visit(else_body, flags, n, out);
                 }
                 _ => {}
             }
@@ -615,7 +618,7 @@ pub(super) fn memory_resident_registers(kernel: &wave_isa::Kernel, flags: super:
     }
     let mut out = Vec::new();
     for f in &kernel.funcs {
-        visit(&f.body, flags, &mut out);
+        visit(&f.body, flags, n, &mut out);
     }
     out.sort_unstable();
     out.dedup();

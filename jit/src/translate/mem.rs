@@ -677,9 +677,9 @@ impl Translator<'_, '_> {
         (a, v)
     }
 
-    /// Every lane of the wave as a helper's lane bit set.
+    /// Every lane of the vectors the wave's code computes as a helper's lane bit set.
     fn all_lanes_bits(&mut self) -> Value {
-        let lanes = self.flags.width.clamp(1, 64);
+        let lanes = (4 * self.view.vectors as u32).clamp(1, 64);
         self.b.ins().iconst(I64, (u64::MAX >> (64 - lanes)) as i64)
     }
 

@@ -62,7 +62,8 @@ pub struct Flags {
     pub stats: bool,
     /// Threads per workgroup (x, y, z). When x is a multiple of 4, `sr_thread_id_x` runs
     /// along the lanes of every 4-lane vector (`a[tid_x]` accesses are contiguous); when the
-    /// total is a multiple of W, every lane of every wave is live.
+    /// total is a multiple of W, every lane of every wave is live; when it is below W, the
+    /// code may compute only the vectors that hold threads ([`WaveView`]).
     pub workgroup: [u32; 3],
     /// Device memory reaches within 16 bytes of 2^32 (a 4 GiB device): lanes in bounds may
     /// then wrap past the top of the address space, so lane 0 of a vector no longer bounds the
@@ -119,7 +120,10 @@ pub struct Translator<'a, 'f> {
     pub shapes: &'a Uniformity,
     /// The uniformity analysis over whole waves: uniform predicates become real branches.
     pub waves: &'a Uniformity,
-    /// Every lane of every wave is live (the workgroup is a multiple of W threads).
+    /// The vectors the code computes and what is known of their lanes ([`WaveView`]).
+    pub view: WaveView,
+    /// Every lane of every wave that the code computes is live (the workgroup is a multiple
+    /// of W threads, or one wave of a multiple of 4 threads: see [`WaveView`]).
     pub all_live: bool,
     /// What is known about the lanes that run the statements being translated.
     pub region: Region,
@@ -330,7 +334,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         call_conv: CallConv,
         first_loop_fn: usize,
     ) -> Translator<'a, 'f> {
-        let n = (flags.width / 4).max(1) as usize;
+        let view = WaveView::of(kernel, flags);
+        let n = view.vectors;
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -358,7 +363,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             helper_sig,
             shapes: &analyses.shapes,
             waves: &analyses.waves,
-            all_live: flags.workgroup.iter().product::<u32>() % flags.width.max(1) == 0,
+            view,
+            all_live: view.all_live,
             region: Region::default(),
             full: false,
             op_guarded: false,
@@ -408,7 +414,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     fn init_state(&mut self) {
         let used = used_registers(self.kernel);
-        let resident = chunk::memory_resident_registers(self.kernel, self.flags);
+        let resident = chunk::memory_resident_registers(self.kernel, self.flags, self.wave.n);
         let stride = 16 * self.wave.n as i32;
         let home = (!resident.is_empty()).then(|| {
             let bytes = stride as u32 * resident.len() as u32;
@@ -449,9 +455,17 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.wave.preds.push(vars);
         }
         // live = lane < live_lanes; a constant when every wave is full (the engine then
-        // passes live_lanes = W).
+        // passes live_lanes = W) or when the workgroup is one wave (live_lanes = its threads).
         let live: Vec<Value> = if self.all_live {
             self.splat_u32(u32::MAX)
+        } else if let Some(threads) = self.view.live_lanes {
+            (0..self.wave.n as u32)
+                .map(|k| {
+                    self.vconst4(std::array::from_fn(
+                        |i| if 4 * k + (i as u32) < threads { u32::MAX } else { 0 },
+                    ))
+                })
+                .collect()
         } else {
             let count = self.load_ctx(I32, self.env.live_lanes_offset());
             let count = self.b.ins().splat(I32X4, count);
@@ -1001,6 +1015,65 @@ fn partial_halts(kernel: &Kernel) -> bool {
         partial |= halts && (func != 0 || depth > 0 || stmt.guard.is_some());
     });
     partial
+}
+
+/// The vectors of a wave the code computes, and what is known of their lanes when compiling.
+///
+/// A workgroup of T < W threads is one wave whose lanes T.. never run: nothing writes their
+/// registers, which keep their initial values. Only an op that reads other lanes' registers
+/// (the shuffles, `wave_broadcast`, MMA) could see them; the others combine active lanes only
+/// (reductions, the prefix sum, ballot, any, all) or one lane each. Without such an op the code
+/// computes the first ⌈T/4⌉ vectors only: a 14-thread kernel at W = 64 is 4 vectors of code,
+/// not 16, and compiles and runs as fast as at W = 16. Helpers still take W-lane slots: lanes
+/// past the computed ones are never in an exec mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaveView {
+    /// 4-lane vectors a wave's code computes.
+    pub vectors: usize,
+    /// The live lanes of the workgroup's one wave (T ≤ W: known when compiling); None where
+    /// they vary by wave (the context's `live_lanes` then says).
+    pub live_lanes: Option<u32>,
+    /// Every lane of the vectors computed, in every wave, is live.
+    pub all_live: bool,
+}
+
+impl WaveView {
+    /// The view of `kernel`'s waves compiled with `flags`.
+    pub fn of(kernel: &Kernel, flags: Flags) -> WaveView {
+        let width = flags.width.max(4);
+        let threads: u64 = flags.workgroup.iter().map(|&d| u64::from(d)).product();
+        let whole = WaveView {
+            vectors: (width / 4) as usize,
+            live_lanes: None,
+            all_live: threads.is_multiple_of(u64::from(width)),
+        };
+        if threads == 0 || threads > u64::from(width) {
+            return whole;
+        }
+        let threads = threads as u32;
+        let lanes = if reads_other_lanes(kernel) { width } else { threads.div_ceil(4) * 4 };
+        WaveView { vectors: (lanes / 4) as usize, live_lanes: Some(threads), all_live: threads == lanes }
+    }
+}
+
+/// Whether some op of the kernel reads registers of lanes other than its own, active or not
+/// (see [`WaveView`]).
+fn reads_other_lanes(kernel: &Kernel) -> bool {
+    let mut reads = false;
+    kernel.walk(&mut |_, stmt, _| {
+        if let StmtKind::Op(inst) = &stmt.kind {
+            reads |= inst.op.class() == wave_isa::opcodes::Class::Mma
+                || matches!(
+                    inst.op,
+                    wave_isa::Op::WaveShuffle
+                        | wave_isa::Op::WaveShuffleUp
+                        | wave_isa::Op::WaveShuffleDown
+                        | wave_isa::Op::WaveShuffleXor
+                        | wave_isa::Op::WaveBroadcast
+                );
+        }
+    });
+    reads
 }
 
 /// Registers the kernel names anywhere (defs and uses, pairs and quads expanded).
