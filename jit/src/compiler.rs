@@ -111,7 +111,7 @@ impl Compiled {
             first: entry,
             second: OnceLock::new(),
             quick_first,
-            has_barrier: kernel.info().uses_barriers,
+            has_barrier: kernel.info().uses_barriers && !lazy.phased,
             writes_local: kernel.info().writes_local_memory,
             uses_mma: kernel.info().uses_mma,
             compile_time,
@@ -280,12 +280,13 @@ pub(crate) fn translate(
         return Err(JitError::Unsupported(format!("wave width {}", flags.width)));
     }
     let analyses = Analyses::new(kernel, flags);
-    let (func, loop_fns) = translate_entry(kernel, flags, &analyses)?;
+    let Entry { func, loop_fns, phased } = translate_entry(kernel, flags, &analyses)?;
     let lazy = LazyLoops {
         kernel: kernel.kernel().clone(),
         flags,
         analyses,
         loops: Mutex::new(loop_fns.into_iter().map(|f| LazyLoop { f, code: None }).collect()),
+        phased,
     };
     Ok((func, lazy))
 }
@@ -304,27 +305,61 @@ pub(crate) fn compile_tier(
 
 /// Translate `kernel`'s entry function for `flags` (calls inlined) into CLIF, without
 /// compiling it; with the loop functions it calls on a bail-out, their unread state pruned.
-pub(crate) fn translate_entry(
+pub(crate) fn translate_entry(kernel: &Kernel, flags: Flags, analyses: &Analyses) -> Result<Entry, JitError> {
+    if let Some(entry) = translate_entry_with(kernel, flags, analyses, true)? {
+        return Ok(entry);
+    }
+    // The phases did not close (see `translate::phases`): fibers.
+    translate_entry_with(kernel, flags, analyses, false)?
+        .ok_or_else(|| JitError::Codegen("the entry function without phases was refused".into()))
+}
+
+/// An entry function in CLIF, with the loop functions it calls on a bail-out.
+pub(crate) struct Entry {
+    pub func: cranelift_codegen::ir::Function,
+    pub loop_fns: Vec<LoopFn>,
+    /// It runs the kernel's barriers as phases (no fibers: see `translate::phases`).
+    pub phased: bool,
+}
+
+/// [`translate_entry`], in phases where `phases` allows and the kernel can; `None` where the
+/// phases it built do not close (a value reaches a phase's start from another wave) or the
+/// function fails Cranelift's verifier.
+fn translate_entry_with(
     kernel: &Kernel,
     flags: Flags,
     analyses: &Analyses,
-) -> Result<(cranelift_codegen::ir::Function, Vec<LoopFn>), JitError> {
+    phases: bool,
+) -> Result<Option<Entry>, JitError> {
     let isa = host_isa(false)?;
     let call_conv = isa.default_call_conv();
     let mut func = cranelift_codegen::ir::Function::new();
     func.signature = entry_signature(call_conv);
     let mut fctx = FunctionBuilderContext::new();
-    let (mut loop_fns, homes) = {
+    let (mut loop_fns, homes, phase_blocks) = {
         let fb = FunctionBuilder::new(&mut func, &mut fctx);
         let mut t = Translator::new(fb, kernel, &RUNTIME_ENV, analyses, flags, call_conv);
+        if phases {
+            t.use_barrier_phases();
+        }
+        let phase_blocks = t.phase_entry_blocks();
         t.translate()?;
+        if !t.phases_worth_it() {
+            return Ok(None);
+        }
         let fns = std::mem::take(&mut t.loop_fns);
         let homes = std::mem::take(&mut t.chunk_homes);
         t.finish(isa.frontend_config());
-        (fns, homes)
+        (fns, homes, phase_blocks)
     };
+    if let Some(blocks) = &phase_blocks {
+        let closed = Translator::phases_are_closed(&func, blocks);
+        if !closed || cranelift_codegen::verify_function(&func, &*isa).is_err() {
+            return Ok(None);
+        }
+    }
     prune_loop_state(&mut func, &mut loop_fns, &homes);
-    Ok((func, loop_fns))
+    Ok(Some(Entry { func, loop_fns, phased: phase_blocks.is_some() }))
 }
 
 /// [`JitError::TooLarge`] for an entry function whose frame is larger than [`MAX_FRAME`].
@@ -427,6 +462,8 @@ pub struct LazyLoops {
     analyses: Analyses,
     /// Indexed by `LoopFn::index`; compiling one may add more (loops nested in it).
     loops: Mutex<Vec<LazyLoop>>,
+    /// The entry function they belong to runs the kernel's barriers as phases.
+    pub(crate) phased: bool,
 }
 
 struct LazyLoop {

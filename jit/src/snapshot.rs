@@ -70,7 +70,7 @@ fn wave_context(func: &Function) -> Option<Value> {
 /// The summary of `kernel`'s entry function for `flags`, one count a line.
 pub fn lowering_summary(kernel: &ValidKernel, flags: Flags) -> Result<String, JitError> {
     let analyses = Analyses::new(kernel, flags);
-    let (mut func, loop_fns) = translate_entry(kernel, flags, &analyses)?;
+    let crate::compiler::Entry { mut func, loop_fns, .. } = translate_entry(kernel, flags, &analyses)?;
     crate::dead_params::remove_dead_block_params(&mut func);
     let ctx = wave_context(&func).ok_or_else(|| JitError::Codegen("no entry block".into()))?;
     let entry = func.layout.entry_block().ok_or_else(|| JitError::Codegen("no entry block".into()))?;

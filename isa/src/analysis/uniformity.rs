@@ -118,6 +118,10 @@ pub struct StmtUniformity {
     /// divergent control inside the loop). When false, every active lane takes it together
     /// and a real branch is correct.
     pub divergent_exit: bool,
+    /// For a `barrier`: what is known of each register (0..=255) and predicate (256..=259)
+    /// as the wave reaches it (what a JIT that stores the wave's state there may keep as a
+    /// scalar or a constant). Empty for other statements.
+    pub state: Vec<Value>,
 }
 
 /// The analysis result for one kernel.
@@ -345,6 +349,9 @@ impl Walker<'_> {
                 for (a, b) in old.operands.iter_mut().zip(&info.operands) {
                     *a = a.join(*b);
                 }
+                for (a, b) in old.state.iter_mut().zip(&info.state) {
+                    *a = a.join(*b);
+                }
                 old.result = match (old.result, info.result) {
                     (Some(a), Some(b)) => Some(a.join(b)),
                     (a, b) => a.or(b),
@@ -405,6 +412,7 @@ impl Walker<'_> {
             pred: None,
             divergent: ctx.divergent,
             divergent_exit: false,
+            state: Vec::new(),
         };
         match &stmt.kind {
             StmtKind::Op(inst) => self.op(inst, state, &mut info),
@@ -481,7 +489,8 @@ impl Walker<'_> {
                 // Halted lanes are gone for good: the remaining lanes stay consistent.
             }
             StmtKind::Call { func: callee, .. } => self.call(*callee, state, *ctx),
-            StmtKind::Barrier | StmtKind::Fence { .. } | StmtKind::Wait | StmtKind::Nop => {}
+            StmtKind::Barrier => info.state = state.0.clone(),
+            StmtKind::Fence { .. } | StmtKind::Wait | StmtKind::Nop => {}
         }
         self.record(func, stmt, info);
     }

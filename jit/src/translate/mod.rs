@@ -24,6 +24,7 @@ pub mod fp;
 pub mod loop_bounds;
 pub mod loop_fn;
 pub mod mem;
+pub mod phases;
 pub mod pred_forms;
 pub mod rules;
 pub mod shadow;
@@ -158,6 +159,8 @@ pub struct Translator<'a, 'f> {
     /// Where a chunk-major loop keeps the entry values of the resident registers it names,
     /// for its bail-out (see [`chunk::memory_resident_registers`]).
     resident_backup_area: Option<StackSlot>,
+    /// The entry function runs its barriers as phases ([`phases`]).
+    phases: Option<phases::Phases>,
     /// The static instruction counts of the kernel's regions.
     pub costs: &'a CostModel,
     /// Writes that need no blend, as (statement offset, register or predicate): see
@@ -380,6 +383,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             state_area: None,
             chunk_home_area: None,
             resident_backup_area: None,
+            phases: None,
             costs: &analyses.costs,
             unblended: &analyses.unblended,
             op_offset: 0,
@@ -960,9 +964,25 @@ impl<'a, 'f> Translator<'a, 'f> {
         // cleared what the loop's first trip counted: that is the caller's).
         self.leave_done(0);
         self.b.switch_to_block(self.exit);
+        if let Some(phases) = &self.phases {
+            // The exit is reached from every phase: the wave's context is the one in force.
+            self.ctx = self.b.use_var(phases.context());
+        }
         let s = if self.flags.fuel { self.settle_at_exit() } else { self.b.block_params(self.exit)[0] };
-        match self.wave_start {
-            Some(wave_start) => {
+        match (self.wave_start, self.phases.take()) {
+            (Some(_), Some(phases)) => {
+                // A wave that ended well hands over in its phase; an error returns.
+                let ended = self.b.create_block();
+                let out = self.b.create_block();
+                self.b.append_block_param(out, I32);
+                self.b.ins().brif(s, out, &[s.into()], ended, &[]);
+                self.continue_in(ended);
+                self.finish_phases(&phases);
+                self.b.switch_to_block(out);
+                let s = self.b.block_params(out)[0];
+                self.b.ins().return_(&[s]);
+            }
+            (Some(wave_start), None) => {
                 // A wave that ended well hands over to the next one, if any.
                 let next_wave = self.b.create_block();
                 let out = self.b.create_block();
@@ -975,7 +995,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let s = self.b.block_params(out)[0];
                 self.b.ins().return_(&[s]);
             }
-            None => {
+            (None, _) => {
                 self.b.ins().return_(&[s]);
             }
         }
@@ -991,7 +1011,14 @@ impl<'a, 'f> Translator<'a, 'f> {
             .first()
             .ok_or_else(|| JitError::Unsupported("kernel has no code".into()))?
             .body;
-        self.block(body, 0)
+        match self.phases.take() {
+            Some(phases) => {
+                let result = self.translate_phases(&phases, body);
+                self.phases = Some(phases);
+                result
+            }
+            None => self.block(body, 0),
+        }
     }
 }
 
@@ -1077,7 +1104,7 @@ fn reads_other_lanes(kernel: &Kernel) -> bool {
 }
 
 /// Registers the kernel names anywhere (defs and uses, pairs and quads expanded).
-fn used_registers(kernel: &Kernel) -> Vec<bool> {
+pub(super) fn used_registers(kernel: &Kernel) -> Vec<bool> {
     let mut used = vec![false; 256];
     kernel.walk(&mut |_, stmt, _| {
         if let wave_isa::StmtKind::Op(inst) = &stmt.kind {
