@@ -207,15 +207,25 @@ fn known_state_kernel(barrier: &str) -> wave_isa::ValidKernel {
 
 #[test]
 fn state_the_analysis_knows_crosses_barriers_exactly() {
-    let k = known_state_kernel("barrier");
+    let initial = vec![(20, 0x7fff_fff0), (21, 0x100), (22, 0x2000)];
+    check_one_and_several_waves(&known_state_kernel("barrier"), 6, initial);
+}
+
+/// `kernel` against the interpreter at every width, `groups` workgroups of one full wave, two,
+/// and one and a half.
+fn check_one_and_several_waves(
+    kernel: &wave_isa::ValidKernel,
+    groups: u32,
+    initial_registers: Vec<(u8, u32)>,
+) {
     for w in WIDTHS {
         for threads in common::full_and_partial_waves(w).into_iter().chain([w]) {
             let d = Dispatch {
-                grid: [6, 1, 1],
-                initial_registers: vec![(20, 0x7fff_fff0), (21, 0x100), (22, 0x2000)],
+                grid: [groups, 1, 1],
+                initial_registers: initial_registers.clone(),
                 ..dispatch(w, threads)
             };
-            check(&k, &d, 1 << 16);
+            check(kernel, &d, 1 << 16);
         }
     }
 }
@@ -292,15 +302,5 @@ fn loop_writes_kernel(barrier: &str) -> wave_isa::ValidKernel {
 
 #[test]
 fn loop_writes_after_a_barrier_keep_what_later_reads_need() {
-    let k = loop_writes_kernel("barrier");
-    for w in WIDTHS {
-        for threads in common::full_and_partial_waves(w).into_iter().chain([w]) {
-            let d = Dispatch {
-                grid: [4, 1, 1],
-                initial_registers: vec![(21, 0x100), (22, 0x2000)],
-                ..dispatch(w, threads)
-            };
-            check(&k, &d, 1 << 16);
-        }
-    }
+    check_one_and_several_waves(&loop_writes_kernel("barrier"), 4, vec![(21, 0x100), (22, 0x2000)]);
 }
