@@ -103,14 +103,7 @@ fn budgets_run_out_where_the_interpreter_stops() {
 
 /// The helper calls in the hot code of `kernel`'s entry function for a 64-thread workgroup.
 fn helper_calls(kernel: &wave_isa::ValidKernel, width: u32) -> u32 {
-    let flags = wave_jit_codegen::Flags {
-        width,
-        checked: true,
-        fuel: false,
-        stats: false,
-        workgroup: [64, 1, 1],
-        window_wraps: false,
-    };
+    let flags = common::checked_flags(width, [64, 1, 1]);
     let summary = lowering_summary(kernel, flags).unwrap_or_else(|e| panic!("{e}"));
     let count = summary.lines().find_map(|l| l.strip_prefix("hot  helper calls: "));
     count.map_or(0, |n| n.parse::<u32>().unwrap())

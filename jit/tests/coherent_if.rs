@@ -108,14 +108,7 @@ fn nested_ifs(depth: usize) -> wave_isa::ValidKernel {
 
 /// CLIF instructions of a kernel's entry function at W = 32 (hot and cold blocks).
 fn clif_instructions(k: &wave_isa::ValidKernel) -> usize {
-    let flags = wave_jit_codegen::Flags {
-        width: 32,
-        checked: true,
-        fuel: false,
-        stats: false,
-        workgroup: [64, 1, 1],
-        window_wraps: false,
-    };
+    let flags = common::checked_flags(32, [64, 1, 1]);
     let summary = wave_jit_codegen::snapshot::lowering_summary(k, flags).unwrap_or_else(|e| panic!("{e}"));
     summary
         .lines()

@@ -162,14 +162,7 @@ fn shuffles_read_the_initial_registers_of_lanes_past_the_threads() {
 fn a_small_workgroup_compiles_to_the_same_code_at_every_wide_width() {
     let k = lane_kernel(false);
     let summary = |width| {
-        let flags = wave_jit_codegen::Flags {
-            width,
-            checked: true,
-            fuel: false,
-            stats: false,
-            workgroup: [14, 1, 1],
-            window_wraps: false,
-        };
+        let flags = common::checked_flags(width, [14, 1, 1]);
         let text = wave_jit_codegen::snapshot::lowering_summary(&k, flags).unwrap();
         // Past the header line, which names the width.
         text.split_once('\n').unwrap().1.to_string()

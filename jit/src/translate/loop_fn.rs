@@ -415,7 +415,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
 /// The registers and predicates a statement names in `role` (all when `None`): its op's
 /// operands, its guard, and the predicate of an `if`, `break` or `continue` (reads all).
-pub(super) fn named_by(s: &Stmt, role: Option<Role>) -> Vec<StateRef> {
+fn named_by(s: &Stmt, role: Option<Role>) -> Vec<StateRef> {
     let mut named: Vec<StateRef> = Vec::new();
     if role != Some(Role::Def) {
         named.extend(s.guard.map(|g| StateRef::Pred(g.index)));

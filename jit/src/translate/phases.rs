@@ -12,9 +12,10 @@
 //! the wave analysis says what most of that state is: constants are made again after it,
 //! uniform and affine values keep only their lane 0; only varying values store their W/4
 //! vectors. (Stored whole, the prefix sum's, softmax's and transpose's states were 12 to 19
-//! groups of W/4 vectors and cost more than the fibers they replaced.) A wave that ends (a `halt`, or the
-//! code's end) marks its place, and later phases pass over it. Resident registers
-//! ([`super::chunk`]) live in one home for all waves, so kernels with them keep fibers.
+//! groups of W/4 vectors and cost more than the fibers they replaced.) A wave that ends (a
+//! `halt`, or the code's end) marks its place, and later phases pass over it. Resident
+//! registers ([`super::chunk`]) live in one home for all waves, so kernels with them keep
+//! fibers.
 //!
 //! Only values the translation keeps in variables cross a phase by the stored state. The
 //! compiler checks what it built (no variable reaches a phase's start from another wave,
@@ -26,6 +27,7 @@ use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{Block, InstBuilder, StackSlot, StackSlotData, StackSlotKind, Value};
 use cranelift_frontend::Variable;
 use std::cell::Cell;
+use std::collections::HashSet;
 use wave_isa::analysis::Value as Known;
 use wave_isa::{Kernel, SpecialReg, StateRef, Stmt, StmtKind};
 
@@ -82,7 +84,7 @@ pub fn saved_state(rest: &[Stmt], used_regs: &[bool], writes_every_lane: &dyn Fn
     let mut written: Vec<StateRef> = Vec::new();
     let mut read: Vec<StateRef> = Vec::new();
     let mut calls = false;
-    let cross_lane = cross_lane_state(rest);
+    let cross_lane = super::temporaries::cross_lane_state(rest);
     for s in rest {
         let top_level_write = matches!(s.kind, StmtKind::Op(_)) && writes_every_lane(s);
         // In a loop: what it writes before any read, and what each trip writes before its
@@ -147,48 +149,13 @@ fn loop_entry_writes(body: &[Stmt], writes_every_lane: &dyn Fn(&Stmt) -> bool) -
 }
 
 /// The registers and predicates each trip of a loop with this body writes before it reads
-/// them: the first statement naming one (nested ones included) is an unguarded op of the
-/// body's top level that writes it without reading it. Lanes only leave during a trip, so
-/// every lane at a later read of the trip ran that write. (A lane that left before it keeps
-/// the older value, so what follows the loop may still read that.) Not the state a cross-lane
-/// op names (`cross_lane`): it reads other lanes, which may have left.
-fn trip_local_state(body: &[Stmt], cross_lane: &[StateRef]) -> Vec<StateRef> {
-    use wave_isa::opcodes::Role;
-    let mut seen: Vec<StateRef> = Vec::new();
-    let mut local = Vec::new();
-    for s in body {
-        let writes: Vec<StateRef> = match (&s.kind, s.guard) {
-            (StmtKind::Op(inst), None) => {
-                let uses: Vec<StateRef> = inst.named_state(Some(Role::Use)).collect();
-                inst.named_state(Some(Role::Def)).filter(|n| !uses.contains(n)).collect()
-            }
-            _ => Vec::new(),
-        };
-        wave_isa::ir::walk_block(std::slice::from_ref(s), 0, &mut |t, _| {
-            for n in super::loop_fn::named_by(t, None) {
-                if !seen.contains(&n) {
-                    seen.push(n);
-                    if writes.contains(&n) && !cross_lane.contains(&n) {
-                        local.push(n);
-                    }
-                }
-            }
-        });
-    }
+/// them ([`super::temporaries::written_first_each_trip`]), but not the state a cross-lane op
+/// names (`cross_lane`): it reads other lanes, which may have left before the write. (A lane
+/// that left keeps the older value, so what follows the loop may still read that.)
+fn trip_local_state(body: &[Stmt], cross_lane: &HashSet<StateRef>) -> Vec<StateRef> {
+    let mut local = super::temporaries::written_first_each_trip(body);
+    local.retain(|n| !cross_lane.contains(n));
     local
-}
-
-/// The registers and predicates a cross-lane op (wave op, MMA) in `stmts` names.
-fn cross_lane_state(stmts: &[Stmt]) -> Vec<StateRef> {
-    let mut named = Vec::new();
-    wave_isa::ir::walk_block(stmts, 0, &mut |s, _| {
-        if let StmtKind::Op(inst) = &s.kind {
-            if matches!(inst.op.class(), wave_isa::opcodes::Class::Wave | wave_isa::opcodes::Class::Mma) {
-                named.extend(inst.named_state(None));
-            }
-        }
-    });
-    named
 }
 
 /// How a group of a wave's state crosses a barrier.

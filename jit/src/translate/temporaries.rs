@@ -32,28 +32,57 @@ pub fn unblended_writes(kernel: &Kernel) -> HashSet<(u32, StateRef)> {
     walk_block(&entry.body, 0, &mut |s, _| {
         let StmtKind::Loop { body, .. } = &s.kind else { return };
         let inside = uses(body);
-        for (&state, &count) in &inside.count {
-            if all.count.get(&state) != Some(&count) || all.cross_lane.contains(&state) {
+        for state in written_first_each_trip(body) {
+            if all.count.get(&state) != inside.count.get(&state) || all.cross_lane.contains(&state) {
                 continue;
             }
-            let top_level_write = |s: &Stmt| match &s.kind {
-                StmtKind::Op(inst) => {
-                    s.guard.is_none()
-                        && inst.named_state(Some(Role::Def)).any(|n| n == state)
-                        && !inst.named_state(Some(Role::Use)).any(|n| n == state)
-                }
-                _ => false,
-            };
-            let first = body.iter().find(|s| names(s, state));
-            if !first.is_some_and(&top_level_write) {
-                continue;
-            }
-            for s in body.iter().filter(|s| top_level_write(s)) {
+            for s in body.iter().filter(|s| top_level_write(s, state)) {
                 writes.insert((s.offset, state));
             }
         }
     });
     writes
+}
+
+/// The registers and predicates each trip of a loop with this body writes before it reads
+/// them: the first statement of the body that names one (in it or nested in it) is an
+/// unguarded op that writes it without reading it. Every lane still in the trip at a later
+/// read ran that write (lanes only leave a trip); a lane that left before it keeps its older
+/// value.
+pub(super) fn written_first_each_trip(body: &[Stmt]) -> Vec<StateRef> {
+    let mut seen: Vec<StateRef> = Vec::new();
+    let mut first_written = Vec::new();
+    for s in body {
+        walk_block(std::slice::from_ref(s), 0, &mut |t, _| {
+            for state in named_here(t) {
+                if !seen.contains(&state) {
+                    seen.push(state);
+                    if top_level_write(s, state) {
+                        first_written.push(state);
+                    }
+                }
+            }
+        });
+    }
+    first_written
+}
+
+/// The registers and predicates a cross-lane op (wave op, MMA) in `stmts` names: those read
+/// other lanes' values, active or not.
+pub(super) fn cross_lane_state(stmts: &[Stmt]) -> HashSet<StateRef> {
+    uses(stmts).cross_lane
+}
+
+/// Whether `s` is an unguarded op that writes `state` without reading it.
+fn top_level_write(s: &Stmt, state: StateRef) -> bool {
+    match &s.kind {
+        StmtKind::Op(inst) => {
+            s.guard.is_none()
+                && inst.named_state(Some(Role::Def)).any(|n| n == state)
+                && !inst.named_state(Some(Role::Use)).any(|n| n == state)
+        }
+        _ => false,
+    }
 }
 
 /// How often each register and predicate is named in `stmts` (nested statements included),
@@ -91,13 +120,6 @@ fn named_here(s: &Stmt) -> Vec<StateRef> {
         _ => {}
     }
     named
-}
-
-/// Whether statement `s` (or one nested in it) names `state`.
-fn names(s: &Stmt, state: StateRef) -> bool {
-    let mut found = false;
-    walk_block(std::slice::from_ref(s), 0, &mut |s, _| found |= named_here(s).contains(&state));
-    found
 }
 
 #[cfg(test)]

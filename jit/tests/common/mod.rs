@@ -199,16 +199,22 @@ pub fn gemm_tiled() -> ValidKernel {
     wave_isa::module::Module::from_wbin(&file).unwrap().kernel("gemm_tiled").unwrap().clone()
 }
 
-/// The flags `JitEngine` compiles [`gemm_tiled`] with in [`check_gemm`].
-pub fn gemm_flags(width: u32) -> wave_jit_codegen::Flags {
+/// The flags of a checked dispatch without a budget at `width`, with workgroups of
+/// `workgroup` threads.
+pub fn checked_flags(width: u32, workgroup: [u32; 3]) -> wave_jit_codegen::Flags {
     wave_jit_codegen::Flags {
         width,
         checked: true,
         fuel: false,
         stats: false,
-        workgroup: [16, 16, 1],
+        workgroup,
         window_wraps: false,
     }
+}
+
+/// The flags `JitEngine` compiles [`gemm_tiled`] with in [`check_gemm`].
+pub fn gemm_flags(width: u32) -> wave_jit_codegen::Flags {
+    checked_flags(width, [16, 16, 1])
 }
 
 /// [`gemm_tiled`] for N = 64 (one workgroup) at width `w` on both engines: finite inputs
