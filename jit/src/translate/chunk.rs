@@ -83,6 +83,11 @@ struct ChunkRun {
     at_header: Cost,
     /// The most repeats any chunk made (I64).
     longest: Variable,
+    /// What the wave-major loop counts a trip.
+    per_trip: Cost,
+    /// The bodies of the passes the loop runs as, where it is split by accumulators
+    /// ([`super::fission`]); None: one pass of the whole body.
+    passes: Option<Vec<Vec<Stmt>>>,
 }
 
 impl Translator<'_, '_> {
@@ -106,7 +111,9 @@ impl Translator<'_, '_> {
         // keeps the same values as scalars (uniform across the wave, or affine with one stride),
         // its shadows stand for the first vector of a chunk of several: a loop over uniform
         // values (the prefix sum's walk over the wave totals) runs once, not W/4 times.
-        let widest = vectors_per_chunk(body, self.wave.n);
+        // A loop split into passes runs one vector at a time (its passes are sized for that).
+        let passes = self.accumulator_passes(body);
+        let widest = if passes.is_some() { 1 } else { vectors_per_chunk(body, self.wave.n) };
         let (shadows, group) = match shadows {
             Some(plan) if widest > 1 => match self.wave_shadow_plan(offset, body, func) {
                 Some(wave_plan) if wave_plan.keeps_all_of(&plan) => (Some(wave_plan), widest),
@@ -140,7 +147,7 @@ impl Translator<'_, '_> {
             nan_deferred: nan_sticky_accumulators(body),
             checked_at_entry,
         });
-        let run = ChunkRun { shadows, bail, affordable, at_header, longest };
+        let run = ChunkRun { shadows, bail, affordable, at_header, longest, per_trip, passes };
         let chunks = wave.n / group;
         let result = if !chunks_at_run_time(chunks, body) {
             // Few or small copies: unrolled, each has its vectors at known places.
@@ -271,24 +278,124 @@ impl Translator<'_, '_> {
         func: FuncId,
     ) -> Result<(), JitError> {
         self.pending = run.at_header;
-        if let Some(plan) = &run.shadows {
-            self.enter_shadows(plan, run.bail);
-        }
         let repeats = self.scoped_var(I64);
         let zero = self.b.ins().iconst(I64, 0);
         self.b.def_var(repeats, zero);
         self.chunk_loop_mut().trips = run.affordable.map(|a| (repeats, a));
-        let result = self.loop_wave(offset, body, func);
-        if let Some(plan) = &run.shadows {
-            self.leave_shadows(plan);
+        match &run.passes {
+            None => self.shadowed_loop(run, offset, body, func)?,
+            Some(passes) => self.loop_in_passes(run, offset, passes, func)?,
         }
-        result?;
         self.test_deferred_nans(run.bail);
         let r = self.b.use_var(repeats);
         let longest = self.b.use_var(run.longest);
         let longest = self.b.ins().umax(longest, r);
         self.b.def_var(run.longest, longest);
         self.release_vars(I64, &[repeats]);
+        Ok(())
+    }
+
+    /// The passes a chunk-major loop with this body runs as ([`super::fission`]), where its
+    /// accumulators are the entry function's resident registers, too many for the machine's
+    /// registers (`memory_resident_registers`): each pass keeps its own in variables. Not
+    /// with a budget or `--stats`, which count each statement once a trip.
+    fn accumulator_passes(&self, body: &[Stmt]) -> Option<Vec<Vec<Stmt>>> {
+        let accumulators = nan_sticky_accumulators(body);
+        if self.flags.fuel
+            || self.flags.stats
+            || accumulators.is_empty()
+            || !accumulators.iter().all(|r| self.wave.in_memory.contains_key(r))
+        {
+            return None;
+        }
+        super::fission::accumulator_passes(body).filter(|passes| !rewrites_resident(passes, &self.wave))
+    }
+
+    /// The loop with this body on the vectors in view, its shadows in and out.
+    fn shadowed_loop(
+        &mut self,
+        run: &ChunkRun,
+        offset: u32,
+        body: &[Stmt],
+        func: FuncId,
+    ) -> Result<(), JitError> {
+        if let Some(plan) = &run.shadows {
+            self.enter_shadows(plan, run.bail);
+        }
+        let result = self.loop_wave(offset, body, func);
+        if let Some(plan) = &run.shadows {
+            self.leave_shadows(plan);
+        }
+        result
+    }
+
+    /// The loop as passes over its trips, each with some of its accumulators (see
+    /// [`super::fission`]), which it keeps in variables while it runs (they live in memory
+    /// otherwise). Each pass starts from the loop's entry values of what it writes.
+    fn loop_in_passes(
+        &mut self,
+        run: &ChunkRun,
+        offset: u32,
+        passes: &[Vec<Stmt>],
+        func: FuncId,
+    ) -> Result<(), JitError> {
+        let accumulators = nan_sticky_accumulators(&passes.concat());
+        let written: Vec<wave_isa::ir::Written> =
+            passes.iter().map(|p| wave_isa::ir::written_state(p)).collect();
+        let in_pass = |k: usize, s: StateRef| match s {
+            StateRef::Reg(r) => written[k].regs[r as usize],
+            StateRef::Pred(p) => written[k].preds[p as usize],
+        };
+        // The entry values of what a later pass writes (in variables), to start it from.
+        let mut entry: Vec<(StateRef, Vec<Variable>, Vec<Value>)> = Vec::new();
+        let states =
+            (0..256u32).map(StateRef::Reg).chain((0..written[0].preds.len() as u8).map(StateRef::Pred));
+        for s in states.filter(|&s| (1..passes.len()).any(|k| in_pass(k, s))) {
+            let vars = match s {
+                StateRef::Reg(r) => self.reg_vars(r),
+                StateRef::Pred(p) => self.pred_vars(p as u32),
+            };
+            let values = self.get(&vars);
+            entry.push((s, vars, values));
+        }
+        let exec_vars = self.wave.exec.clone();
+        let exec = self.get(&exec_vars);
+        for (k, pass) in passes.iter().enumerate() {
+            if k > 0 {
+                for (s, vars, values) in &entry {
+                    if in_pass(k, *s) {
+                        self.set(vars, values);
+                    }
+                }
+                self.set(&exec_vars, &exec);
+                self.pending = run.at_header;
+            }
+            // Its accumulators from memory into variables, and back after it.
+            let lifted: Vec<(u32, (Value, i32))> = accumulators
+                .iter()
+                .filter(|&&r| in_pass(k, StateRef::Reg(r)))
+                .filter_map(|&r| self.wave.in_memory.get(&r).map(|&place| (r, place)))
+                .collect();
+            let mut lifted_vars = Vec::new();
+            for &(r, _) in &lifted {
+                let values = self.reg(r);
+                let vars = self.new_vars(&values);
+                self.wave.in_memory.remove(&r);
+                self.wave.regs[r as usize] = Some(vars.clone());
+                lifted_vars.push(vars);
+            }
+            let result = self.shadowed_loop(run, offset, pass, func);
+            for (&(r, place), vars) in lifted.iter().zip(&lifted_vars) {
+                let values = self.get(vars);
+                self.store_vectors(place, &values);
+                self.wave.regs[r as usize] = None;
+                self.wave.in_memory.insert(r, place);
+                self.release_vars(I32X4, vars);
+            }
+            result?;
+        }
+        // Every pass counted only its own statements; the loop counts the whole body.
+        self.pending = run.at_header + run.per_trip;
         Ok(())
     }
 
@@ -545,6 +652,20 @@ impl Translator<'_, '_> {
         };
         self.chunk_loop_mut().start = ChunkStart::Fixed(chunk);
     }
+}
+
+/// Whether some register written by two passes of a split loop lives in memory, where a later
+/// pass could not start from its entry value (the accumulators a pass owns may: each is
+/// written by one pass only).
+fn rewrites_resident(passes: &[Vec<Stmt>], wave: &WaveState) -> bool {
+    let mut writers = [0u8; 256];
+    for pass in passes {
+        let written = wave_isa::ir::written_state(pass);
+        for (r, &w) in written.regs.iter().enumerate() {
+            writers[r] += w as u8;
+        }
+    }
+    (0..256u32).any(|r| writers[r as usize] > 1 && wave.in_memory.contains_key(&r))
 }
 
 /// Vectors of register state a chunk may hold across a loop's trips (the 16 machine vector

@@ -20,6 +20,7 @@ pub mod control;
 pub mod count;
 pub mod env;
 pub mod exec_mask;
+pub mod fission;
 pub mod fp;
 pub mod loop_bounds;
 pub mod loop_fn;

@@ -1,0 +1,321 @@
+//! Loop fission by accumulators: a chunk-major loop whose accumulators and the values they
+//! read outgrow the machine's 16 vector registers runs as several passes over its trips,
+//! each computing some of the accumulators (the GPU-style GEMM's 64, `fma acc, a, b, acc`
+//! over 8 `a` and 8 `b` values: passes of 2×4 blocks, each with the 2 `a` and 4 `b` values
+//! it reads).
+//!
+//! One pass over all of them kept its accumulators in memory (they are the wave's resident
+//! registers) and every `fma` read and wrote one there. A pass holds only the
+//! statements its accumulators depend on, with everything those read (by register name, so
+//! a pass computes each register it keeps exactly as the whole loop does), and every `break`
+//! and `continue` with what they read, so each pass makes the same trips. Before a later
+//! pass, the registers and predicates it writes are put back to their values at the loop's
+//! entry; those it does not write keep what an earlier pass left, which is the whole loop's
+//! final value (each statement is in some pass). Exact, as the chunk-major loop is: nothing
+//! in its body writes memory, a possible fault bails out to the wave-major loop from the
+//! loop's entry state, and each accumulator is written by its own statements only (see
+//! `chunk::nan_sticky_accumulators`).
+
+use wave_isa::opcodes::Role;
+use wave_isa::{StateRef, Stmt, StmtKind};
+
+/// The most vectors a pass keeps live: its accumulators and the other registers they read
+/// (of the 16 machine registers, two stay for an `fma`'s copy of a factor and an address).
+const PASS_VECTORS: usize = 14;
+
+/// What a pass costs besides its loads, in loads: its loop's test, branch and counters.
+const PASS_OVERHEAD: usize = 3;
+
+/// The bodies of the passes `body` runs as (the statements each keeps, in body order), or
+/// None where it runs as one: a body of anything but flat ops, `break`s and `continue`s, or
+/// whose accumulators fit one pass.
+pub fn accumulator_passes(body: &[Stmt]) -> Option<Vec<Vec<Stmt>>> {
+    let flat = body.iter().all(|s| {
+        matches!(s.kind, StmtKind::Op(_) | StmtKind::Break { .. } | StmtKind::Continue { .. } | StmtKind::Nop)
+    });
+    if !flat {
+        return None;
+    }
+    let accumulators = super::chunk::nan_sticky_accumulators(body);
+    let reads: Vec<StateSet> = body.iter().map(read_state).collect();
+    let writes: Vec<StateSet> = body.iter().map(written_state).collect();
+    // Per accumulator: the other registers and predicates its statements read.
+    let inputs: Vec<StateSet> = accumulators
+        .iter()
+        .map(|&r| {
+            let acc = StateSet::of(StateRef::Reg(r));
+            let mut read = StateSet::default();
+            for i in (0..body.len()).filter(|&i| writes[i].meets(&acc)) {
+                read = read.union(&reads[i]);
+            }
+            read.minus(&acc)
+        })
+        .collect();
+    let groups = group_accumulators(&inputs);
+    if groups.len() < 2 {
+        return None;
+    }
+    // The group whose accumulator a statement writes, if any.
+    let owner: Vec<Option<usize>> = (0..body.len())
+        .map(|i| {
+            let k = accumulators.iter().position(|&r| writes[i].meets(&StateSet::of(StateRef::Reg(r))))?;
+            groups.iter().position(|g| g.contains(&k))
+        })
+        .collect();
+    // Per statement: the others that read what it writes.
+    let readers: Vec<Vec<usize>> = (0..body.len())
+        .map(|i| (0..body.len()).filter(|&j| j != i && writes[i].meets(&reads[j])).collect())
+        .collect();
+    let mut passes = Vec::with_capacity(groups.len());
+    let mut kept_anywhere = vec![false; body.len()];
+    for pass in 0..groups.len() {
+        let mut removed: Vec<bool> = owner.iter().map(|o| o.is_some_and(|g| g != pass)).collect();
+        // Drop what only dropped statements read, until nothing more goes.
+        loop {
+            let mut changed = false;
+            for i in 0..body.len() {
+                if removed[i] || owner[i].is_some() || !matches!(body[i].kind, StmtKind::Op(_)) {
+                    continue;
+                }
+                if !readers[i].is_empty() && readers[i].iter().all(|&j| removed[j]) {
+                    removed[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let kept: Vec<Stmt> = (0..body.len()).filter(|&i| !removed[i]).map(|i| body[i].clone()).collect();
+        if kept.len() == body.len() {
+            return None;
+        }
+        for (k, &gone) in kept_anywhere.iter_mut().zip(&removed) {
+            *k |= !gone;
+        }
+        passes.push(kept);
+    }
+    kept_anywhere.iter().all(|&k| k).then_some(passes)
+}
+
+/// Accumulators (by index) in groups of at most [`PASS_VECTORS`] live vectors each: of two
+/// greedy groupings, the one whose passes load fewer inputs (each pass loads its own, and
+/// costs a loop's overhead besides). Each grouping fills a group with the accumulator that
+/// adds the fewest inputs it lacks; ties go to the first in body order (a GEMM's rows in
+/// stripes: a 4×4 block as two passes of two rows) or to the one whose inputs complete the
+/// most others (blocks that grow as squares: an 8×8 block as 2×4 blocks).
+fn group_accumulators(inputs: &[StateSet]) -> Vec<Vec<usize>> {
+    let cost = |groups: &Vec<Vec<usize>>| -> usize {
+        groups
+            .iter()
+            .map(|g| {
+                g.iter().fold(StateSet::default(), |all, &k| all.union(&inputs[k])).len() + PASS_OVERHEAD
+            })
+            .sum()
+    };
+    let in_order = greedy_groups(inputs, false);
+    let squares = greedy_groups(inputs, true);
+    if cost(&squares) < cost(&in_order) {
+        squares
+    } else {
+        in_order
+    }
+}
+
+/// One greedy grouping (see [`group_accumulators`]); `completing`: ties go to the
+/// accumulator whose inputs complete the most others.
+fn greedy_groups(inputs: &[StateSet], completing: bool) -> Vec<Vec<usize>> {
+    let mut left: Vec<usize> = (0..inputs.len()).collect();
+    let mut groups = Vec::new();
+    while !left.is_empty() {
+        let first = left.remove(0);
+        let mut group = vec![first];
+        let mut needed = inputs[first];
+        loop {
+            let best = left
+                .iter()
+                .enumerate()
+                .map(|(at, &k)| {
+                    let with = needed.union(&inputs[k]);
+                    let completed = if completing {
+                        left.iter().filter(|&&j| j != k && inputs[j].minus(&with).is_empty()).count()
+                    } else {
+                        0
+                    };
+                    (with.len() - needed.len(), std::cmp::Reverse(completed), at)
+                })
+                .min();
+            let Some((new, _, at)) = best else { break };
+            if group.len() + 1 + needed.len() + new > PASS_VECTORS {
+                break;
+            }
+            let k = left.remove(at);
+            needed = needed.union(&inputs[k]);
+            group.push(k);
+        }
+        groups.push(group);
+    }
+    groups
+}
+
+/// A set of registers and predicates, as bits: registers 0..[`PRED_BASE`] (a pair's or quad's
+/// tail may pass 255), then predicates.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+struct StateSet([u64; 5]);
+
+/// Where predicates start among a [`StateSet`]'s bits.
+const PRED_BASE: usize = 264;
+
+impl StateSet {
+    fn of(s: StateRef) -> Self {
+        let mut set = Self::default();
+        set.insert(s);
+        set
+    }
+
+    fn insert(&mut self, s: StateRef) {
+        let bit = match s {
+            StateRef::Reg(r) => (r as usize).min(PRED_BASE - 1),
+            StateRef::Pred(p) => PRED_BASE + (p as usize).min(320 - PRED_BASE - 1),
+        };
+        self.0[bit / 64] |= 1 << (bit % 64);
+    }
+
+    fn union(&self, other: &Self) -> Self {
+        Self(std::array::from_fn(|i| self.0[i] | other.0[i]))
+    }
+
+    fn minus(&self, other: &Self) -> Self {
+        Self(std::array::from_fn(|i| self.0[i] & !other.0[i]))
+    }
+
+    /// Whether the two sets share a member.
+    fn meets(&self, other: &Self) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+}
+
+/// What a statement reads: its operands, its guard, a `break`'s or `continue`'s predicate,
+/// and, for a guarded op, what it writes (the lanes it skips keep their old values).
+fn read_state(s: &Stmt) -> StateSet {
+    let mut out = StateSet::default();
+    if let Some(g) = s.guard {
+        out.insert(StateRef::Pred(g.index));
+    }
+    match &s.kind {
+        StmtKind::Op(inst) => {
+            inst.named_state(Some(Role::Use)).for_each(|u| out.insert(u));
+            if s.guard.is_some() {
+                inst.named_state(Some(Role::Def)).for_each(|d| out.insert(d));
+            }
+        }
+        StmtKind::Break { pred } | StmtKind::Continue { pred } => out.insert(StateRef::Pred(pred.index)),
+        _ => {}
+    }
+    out
+}
+
+/// What a statement writes.
+fn written_state(s: &Stmt) -> StateSet {
+    let mut out = StateSet::default();
+    if let StmtKind::Op(inst) = &s.kind {
+        inst.named_state(Some(Role::Def)).for_each(|d| out.insert(d));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loop_body(source: &str) -> Vec<Stmt> {
+        let (module, _) =
+            wave_isa::module::load_bytes(source.as_bytes(), "k.wave").unwrap_or_else(|e| panic!("{e}"));
+        let mut body = None;
+        wave_isa::ir::walk_block(&module.kernels[0].funcs[0].body, 0, &mut |s, _| {
+            if let StmtKind::Loop { body: b, .. } = &s.kind {
+                body.get_or_insert_with(|| b.clone());
+            }
+        });
+        body.expect("a loop")
+    }
+
+    fn ops(pass: &[Stmt]) -> Vec<String> {
+        pass.iter()
+            .map(|s| match &s.kind {
+                StmtKind::Op(inst) => format!("{:?} r{}", inst.op, inst.rd),
+                other => format!("{other:?}").split_whitespace().next().unwrap_or_default().to_string(),
+            })
+            .collect()
+    }
+
+    /// A 4×4 block of accumulators over rows a0..a3 and columns b0..b3 (registers 8..23).
+    fn gemm_4x4() -> String {
+        let mut src = String::from(
+            ".kernel k\n.registers 64\n    mov_imm r42, 16\n    mov_imm r44, 0\n    mov_imm r61, 1\n    loop\n        icmp_le p1, r42, r44\n        break p1\n",
+        );
+        for i in 0..4 {
+            src += &format!("        local_load_u32 r{}, r{}\n", 24 + i, 50 + i);
+            src += &format!("        local_load_u32 r{}, r{}\n", 28 + i, 54 + i);
+        }
+        for i in 0..4 {
+            for j in 0..4 {
+                let acc = 8 + 4 * i + j;
+                src += &format!("        fma r{acc}, r{}, r{}, r{acc}\n", 24 + i, 28 + j);
+            }
+        }
+        src += "        isub r42, r42, r61\n    endloop\n    halt\n.end\n";
+        src
+    }
+
+    #[test]
+    fn sixteen_accumulators_split_in_two_passes_of_two_rows() {
+        let body = loop_body(&gemm_4x4());
+        let passes = accumulator_passes(&body).expect("two passes");
+        assert_eq!(passes.len(), 2);
+        for (p, pass) in passes.iter().enumerate() {
+            let ops = ops(pass);
+            let fmas: Vec<&String> = ops.iter().filter(|o| o.starts_with("Fma")).collect();
+            assert_eq!(fmas.len(), 8, "pass {p}: {ops:?}");
+            let loads = ops.iter().filter(|o| o.starts_with("LocalLoad")).count();
+            // Its two rows and all four columns.
+            assert_eq!(loads, 6, "pass {p}: {ops:?}");
+            // The loop's control in every pass.
+            assert!(ops.iter().any(|o| o.starts_with("Break")), "{ops:?}");
+            assert!(ops.iter().any(|o| o == "Isub r42"), "{ops:?}");
+        }
+        let rows = |pass: &[Stmt]| -> Vec<u8> {
+            let mut rows: Vec<u8> = pass
+                .iter()
+                .filter_map(|s| match &s.kind {
+                    StmtKind::Op(inst) if inst.op == wave_isa::Op::Fma => Some((inst.rd - 8) / 4),
+                    _ => None,
+                })
+                .collect();
+            rows.dedup();
+            rows
+        };
+        assert_eq!(rows(&passes[0]), [0, 1]);
+        assert_eq!(rows(&passes[1]), [2, 3]);
+    }
+
+    #[test]
+    fn few_accumulators_stay_one_pass() {
+        let src = ".kernel k\n.registers 64\n    mov_imm r42, 16\n    loop\n        icmp_eq p1, r42, r0\n        break p1\n        local_load_u32 r24, r50\n        fma r8, r24, r24, r8\n        fma r9, r24, r24, r9\n        iadd r42, r42, r61\n    endloop\n    halt\n.end\n";
+        assert_eq!(accumulator_passes(&loop_body(src)), None);
+    }
+
+    #[test]
+    fn nested_control_stays_one_pass() {
+        let src = gemm_4x4().replace("        isub r42", "        if p1\n        endif\n        isub r42");
+        assert_eq!(accumulator_passes(&loop_body(&src)), None);
+    }
+}
