@@ -37,41 +37,41 @@ pub fn remove_dead_block_params(func: &mut Function) {
         func.layout.remove_inst(inst);
     }
     let blocks: Vec<_> = func.layout.blocks().filter(|&b| b != entry).collect();
-    let dead: HashMap<_, Vec<usize>> = blocks
+    // Per block with a dead parameter: whether each of its parameters is dead.
+    let dead: HashMap<_, Vec<bool>> = blocks
         .iter()
         .filter_map(|&b| {
-            let idx: Vec<usize> = func
-                .dfg
-                .block_params(b)
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| !live.contains(p))
-                .map(|(i, _)| i)
-                .collect();
-            (!idx.is_empty()).then_some((b, idx))
+            let gone: Vec<bool> = func.dfg.block_params(b).iter().map(|p| !live.contains(p)).collect();
+            gone.contains(&true).then_some((b, gone))
         })
         .collect();
     if dead.is_empty() {
         return;
     }
-    // Drop the arguments first (highest index first, so the others keep their places) ...
+    // Each list is rebuilt from what stays: removing entries one at a time shifts the rest
+    // every time, quadratic in a loop header's hundreds of parameters at W = 64.
+    // The arguments first ...
     let insts: Vec<_> =
         func.layout.blocks().flat_map(|b| func.layout.block_insts(b).collect::<Vec<_>>()).collect();
     for inst in insts {
         let dfg = &mut func.dfg;
         let dests = dfg.insts[inst].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables);
         for call in dests {
-            let Some(idx) = dead.get(&call.block(&dfg.value_lists)) else { continue };
-            for &i in idx.iter().rev() {
-                call.remove(i, &mut dfg.value_lists);
-            }
+            let Some(gone) = dead.get(&call.block(&dfg.value_lists)) else { continue };
+            let kept: Vec<BlockArg> =
+                call.args(&dfg.value_lists).zip(gone).filter(|(_, &g)| !g).map(|(a, _)| a).collect();
+            call.clear(&mut dfg.value_lists);
+            call.extend(kept, &mut dfg.value_lists);
         }
     }
     // ... then the parameters.
-    for (b, idx) in dead {
+    for (b, gone) in dead {
         let params: Vec<Value> = func.dfg.block_params(b).to_vec();
-        for &i in idx.iter().rev() {
-            func.dfg.remove_block_param(params[i]);
+        func.dfg.detach_block_params(b);
+        for (p, g) in params.into_iter().zip(gone) {
+            if !g {
+                func.dfg.attach_block_param(b, p);
+            }
         }
     }
 }

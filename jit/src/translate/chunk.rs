@@ -188,13 +188,13 @@ impl Translator<'_, '_> {
         }
         self.release_vars(I64, &[longest]);
         self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(bail);
+        self.continue_in(bail);
         // The wave-major function starts from the loop's entry (its first trip is counted
         // here, what it leaves pending is the caller's).
         self.pending = at_header;
         self.call_wave_major(offset, func, state, &entry);
         self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
+        self.continue_in(done);
         self.pending = after;
         Ok(())
     }

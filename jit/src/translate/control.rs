@@ -202,7 +202,7 @@ impl Translator<'_, '_> {
                     let leave = self.b.create_block();
                     let stay = self.b.create_block();
                     self.b.ins().brif(leaving, leave, &[], stay, &[]);
-                    self.b.switch_to_block(leave);
+                    self.continue_in(leave);
                     let staying = self.pending;
                     self.skip(&body[at + 1..], true);
                     if is_break {
@@ -212,7 +212,7 @@ impl Translator<'_, '_> {
                     }
                     let target = self.loop_edge(is_break)?;
                     self.b.ins().jump(target, &[]);
-                    self.b.switch_to_block(stay);
+                    self.continue_in(stay);
                     self.pending = staying;
                     return Ok(());
                 }
@@ -262,7 +262,7 @@ impl Translator<'_, '_> {
                 self.b.ins().jump(self.exit, &[done.into()]);
             }
             let after = self.b.create_block();
-            self.b.switch_to_block(after);
+            self.continue_in(after);
             return;
         }
         let live_vars = self.wave.live.clone();
@@ -276,13 +276,13 @@ impl Translator<'_, '_> {
             // The wave ends having counted what is pending; going on, it stays pending.
             let end = self.b.create_block();
             self.b.ins().brif(any, next, &[], end, &[]);
-            self.b.switch_to_block(end);
+            self.continue_in(end);
             self.leave_done(pc);
         } else {
             let done = self.b.ins().iconst(I32, status::DONE as i64);
             self.b.ins().brif(any, next, &[], self.exit, &[done.into()]);
         }
-        self.b.switch_to_block(next);
+        self.continue_in(next);
     }
 
     fn barrier(&mut self, s: &Stmt) {
@@ -297,10 +297,10 @@ impl Translator<'_, '_> {
         let m = self.op_mask(s.guard);
         let any = self.any(&m);
         self.b.ins().brif(any, wait, &[], after, &[]);
-        self.b.switch_to_block(wait);
+        self.continue_in(wait);
         self.barrier_call(s.offset);
         self.b.ins().jump(after, &[]);
-        self.b.switch_to_block(after);
+        self.continue_in(after);
     }
 
     /// Wait at the barrier at byte `pc` (leaves the function on an error status).
@@ -328,7 +328,7 @@ impl Translator<'_, '_> {
         let mut merge = self.join();
         let entry = self.pending;
         self.b.ins().brif(taken, then_block, &[], else_block, &[]);
-        self.b.switch_to_block(then_block);
+        self.continue_in(then_block);
         self.block(then_body, func)?;
         if has_else {
             self.count(Cost::marker());
@@ -336,7 +336,7 @@ impl Translator<'_, '_> {
         self.skip(else_body, false);
         let edge = self.edge(&mut merge);
         self.b.ins().jump(edge, &[]);
-        self.b.switch_to_block(else_block);
+        self.continue_in(else_block);
         self.pending = entry;
         self.skip(then_body, false);
         if has_else {
@@ -522,9 +522,11 @@ impl Translator<'_, '_> {
             self.b.ins().brif(any, repeat, &[], leave, &[]);
         }
         if repeat != header {
-            self.b.switch_to_block(repeat);
+            self.continue_in(repeat);
             self.repeat_trip(header, iteration, offset);
         }
+        // Every back edge is in.
+        self.b.seal_block(header);
         self.enter(exit, offset);
         self.loop_end(masks);
         Ok(())

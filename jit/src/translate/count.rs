@@ -219,12 +219,12 @@ impl Translator<'_, '_> {
     pub fn enter(&mut self, join: Join, pc: u32) {
         let common = join.edges.iter().map(|(_, c)| *c).reduce(|a, b| a.min(&b));
         for (edge, brought) in join.edges {
-            self.b.switch_to_block(edge);
+            self.continue_in(edge);
             let extra = brought.checked_sub(&common.unwrap_or_default()).unwrap_or_default();
             self.pay(extra, pc);
             self.b.ins().jump(join.block, &[]);
         }
-        self.b.switch_to_block(join.block);
+        self.continue_in(join.block);
         if let Some(common) = common {
             self.pending = common;
         }

@@ -229,7 +229,8 @@ impl Translator<'_, '_> {
         let next = self.b.ins().iadd_imm_u(byte, 4);
         let more = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, 16 * self.wave.n as i64);
         self.b.ins().brif(more, head, &[next.into()], after, &[]);
-        self.b.switch_to_block(after);
+        self.b.seal_block(head);
+        self.continue_in(after);
         self.reload(OUT_SLOT)
     }
 
@@ -712,7 +713,7 @@ impl Translator<'_, '_> {
         } else {
             self.b.ins().jump(inline, &[]);
         }
-        self.b.switch_to_block(inline);
+        self.continue_in(inline);
         let base = self.memory_base(true);
         let neutral = self.vconst4([identity; 4]);
         let mut old = Vec::with_capacity(self.wave.n);
