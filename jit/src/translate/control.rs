@@ -157,10 +157,13 @@ impl Translator<'_, '_> {
                     in_coherent_nest: self.region.in_coherent_nest || coherent.is_some(),
                     ..self.region
                 };
+                let else_mask = self.keep_mask_across(else_mask, then_body);
                 let (then_result, after_then, else_result) = self.in_region(bodies, |t| {
                     t.set_exec_mask(&then_mask);
                     let then_result = t.block(then_body, func);
+                    let else_mask = t.kept_mask(&else_mask);
                     let after_then = t.cond_invert(&else_mask);
+                    let after_then = t.keep_mask_across(after_then, else_body);
                     if has_else {
                         t.count(Cost::marker());
                     }
@@ -168,6 +171,7 @@ impl Translator<'_, '_> {
                 });
                 then_result?;
                 else_result?;
+                let after_then = self.kept_mask(&after_then);
                 self.cond_merge(&after_then);
                 if let Some(mut merge) = coherent {
                     let edge = self.edge(&mut merge);

@@ -33,6 +33,13 @@ pub struct LoopMasks {
     none: Option<Vec<Value>>,
 }
 
+/// A mask kept across a body ([`Translator::keep_mask_across`]).
+pub enum KeptMask {
+    Values(Vec<Value>),
+    /// In a stack slot (always [`Gathering::Slot`]).
+    Kept(Gathering),
+}
+
 impl Translator<'_, '_> {
     /// The lanes running now.
     pub fn exec_mask(&mut self) -> Vec<Value> {
@@ -119,6 +126,30 @@ impl Translator<'_, '_> {
         let after_then = self.exec_mask();
         self.set_exec_mask(else_mask);
         after_then
+    }
+
+    /// A mask the code needs again after `body` (an `if`'s `else` lanes across its `then`
+    /// side, its `then` lanes across its `else` side): kept in a stack slot where `body` has
+    /// a loop inside, else as the values themselves. As values, an `if`'s masks were live
+    /// across every loop nested in it, W/4 vectors each, and the register allocator carried
+    /// them all through the loops (64 levels of `if` and loop at W = 64: most of the
+    /// optimized tier's compile time). Not for `if`s in `if`s only: those run a vector at a
+    /// time where they can ([`Translator::chunk_major_if`]), and the stores only got in the way.
+    pub fn keep_mask_across(&mut self, mask: Vec<Value>, body: &[wave_isa::Stmt]) -> KeptMask {
+        if !super::control::contains_loop(body) {
+            return KeptMask::Values(mask);
+        }
+        let slot = self.mask_slot();
+        self.set_gathered(&slot, &mask);
+        KeptMask::Kept(slot)
+    }
+
+    /// The mask [`Translator::keep_mask_across`] kept.
+    pub fn kept_mask(&mut self, kept: &KeptMask) -> Vec<Value> {
+        match kept {
+            KeptMask::Values(mask) => mask.clone(),
+            KeptMask::Kept(slot) => self.gathered(slot),
+        }
     }
 
     /// The `if` closes (cond pop): the lanes running after either side run on.
