@@ -339,7 +339,8 @@ impl Translator<'_, '_> {
         passes: &[Vec<Stmt>],
         func: FuncId,
     ) -> Result<(), JitError> {
-        let accumulators = nan_sticky_accumulators(&passes.concat());
+        // The loop's accumulators, as the chunk loop found them for its deferred NaN test.
+        let accumulators = self.chunk_loop_mut().nan_deferred.clone();
         let written: Vec<wave_isa::ir::Written> =
             passes.iter().map(|p| wave_isa::ir::written_state(p)).collect();
         let in_pass = |k: usize, s: StateRef| match s {
