@@ -123,7 +123,7 @@ impl Translator<'_, '_> {
             None => (None, widest),
         };
         // The wave-major loop pays this at each back edge (its first trip stays pending).
-        let per_trip = self.costs.iteration(body, self.cf.call_depth());
+        let per_trip = self.costs().iteration(body, self.cf.call_depth());
         let at_header = self.pending;
         let zero = self.b.ins().iconst(I64, 0);
         // With a budget: the repeats (trips after the first, which is pending) it pays for
@@ -211,7 +211,7 @@ impl Translator<'_, '_> {
             && self.shadows.is_empty()
             && !self.flags.stats
             && self.wave.n > 1
-            && !self.waves.pred_is_uniform(func, s.offset)
+            && !self.waves().pred_is_uniform(func, s.offset)
             && !self.has_coherent_copy(then_body, else_body)
             && is_fault_free_vector_code(std::slice::from_ref(s))
     }
@@ -420,7 +420,7 @@ impl Translator<'_, '_> {
         let stride = 16 * wave.n as i32;
         let bytes = stride as u32 * entry.len() as u32;
         // Chunk-major loops do not nest, so each has the shared home to itself while it runs.
-        let slot = super::grown_slot(&mut self.b, &mut self.chunk_home_area, bytes);
+        let slot = super::grown_slot(&mut self.b, &mut self.areas.chunk_home, bytes);
         let home = self.b.ins().stack_addr(I64, slot, 0);
         let flags = MemFlagsData::new().with_notrap();
         let groups = entry.len();

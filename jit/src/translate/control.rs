@@ -113,7 +113,7 @@ impl Translator<'_, '_> {
             StmtKind::If { pred, then_body, else_body, else_offset, .. } => {
                 self.count_divergence(*pred);
                 let has_else = else_offset.is_some();
-                if self.waves.pred_is_uniform(func, s.offset)
+                if self.waves().pred_is_uniform(func, s.offset)
                     && !self.passes_barrier(then_body)
                     && !self.passes_barrier(else_body)
                 {
@@ -467,7 +467,7 @@ impl Translator<'_, '_> {
     /// `loop` marker is counted by the caller; each iteration after the first pays for itself
     /// at the back edge, the first stays pending.
     pub fn loop_wave(&mut self, offset: u32, body: &[Stmt], func: FuncId) -> Result<(), JitError> {
-        if self.flags.fuel && self.costs.has_barrier(body, self.cf.call_depth()) {
+        if self.flags.fuel && self.costs().has_barrier(body, self.cf.call_depth()) {
             // Its barriers settle, so its iterations start from nothing pending.
             self.settle(offset);
         }
@@ -500,7 +500,7 @@ impl Translator<'_, '_> {
         });
         // From the second iteration on, lanes that left at different times are missing
         // everywhere in the body, which the per-statement `divergent` facts do not say.
-        let diverges = (exits_diverge(self.waves, func, body), exits_diverge(self.shapes, func, body));
+        let diverges = (exits_diverge(self.waves(), func, body), exits_diverge(self.shapes(), func, body));
         let (waves, vectors) = self.region.divergent_loops;
         let body_region = Region {
             divergent_loops: (waves + diverges.0 as u32, vectors + diverges.1 as u32),
@@ -538,7 +538,7 @@ impl Translator<'_, '_> {
 
     /// Whether the `break` or `continue` at `offset` takes every active lane or none.
     fn exits_uniformly(&self, func: FuncId, offset: u32) -> bool {
-        self.waves
+        self.waves()
             .get(func, offset)
             .is_some_and(|i| !i.divergent_exit && i.pred.is_some_and(|p| p.is_uniform()))
     }
@@ -618,7 +618,7 @@ impl Translator<'_, '_> {
                 // Each trip is paid as the masked loop's back edge pays it; the masked loop pays
                 // for the trips it runs, the last one included.
                 if t.flags.fuel {
-                    let iteration = t.costs.iteration(body, t.cf.call_depth());
+                    let iteration = t.costs().iteration(body, t.cf.call_depth());
                     t.repeat_trip(top, iteration, offset);
                 } else {
                     t.b.ins().jump(top, &[]);
@@ -647,7 +647,7 @@ impl Translator<'_, '_> {
             .filter(|&r| written.regs[r as usize] && self.has_register(r) && !self.is_shadowed_reg(r))
             // Memory is no loop-carried value.
             .filter(|&r| !self.in_memory(r))
-            .filter(|&r| !body.iter().any(|s| self.unblended.contains(&(s.offset, StateRef::Reg(r)))))
+            .filter(|&r| !body.iter().any(|s| self.unblended().contains(&(s.offset, StateRef::Reg(r)))))
             .collect();
         if carried.is_empty() {
             return;
@@ -680,7 +680,7 @@ impl Translator<'_, '_> {
         let zero = self.zeros();
         let ret = Gathering::Vars(self.new_vars(&zero));
         self.cf.frames.push(Frame::Call { ret: ret.clone() });
-        let call_site = self.shapes.get(self.func, offset);
+        let call_site = self.shapes().get(self.func, offset);
         let divergent = self.region.call_divergent || call_site.is_none_or(|info| info.divergent);
         let callee_region = Region { call_divergent: divergent, ..self.region };
         let result = self.in_region(callee_region, |t| t.block(&func.body, callee));

@@ -236,7 +236,7 @@ impl Translator<'_, '_> {
     /// branch here), settling at their barriers and barrier loops as their code would; with
     /// `wait`, wait at their unguarded barriers too, as the interpreter's waves do.
     pub fn skip(&mut self, stmts: &[Stmt], wait: bool) {
-        let (costs, kernel) = (self.costs, self.kernel);
+        let (costs, kernel) = (self.costs(), self.kernel);
         let mut events = Vec::new();
         costs.walk_events(kernel, stmts, self.cf.call_depth(), &mut |e| events.push(e));
         for event in events {

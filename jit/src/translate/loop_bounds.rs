@@ -42,7 +42,7 @@ impl Translator<'_, '_> {
         if !self.flags.checked {
             return Vec::new();
         }
-        let Some(ranges) = loop_ranges(body, func, self.waves) else { return Vec::new() };
+        let Some(ranges) = loop_ranges(body, func, self.waves()) else { return Vec::new() };
         // Where every lane runs the loop, no lane needs masking out of the folds.
         let exec = (!self.exec_is_full(offset)).then(|| self.exec_mask());
         let mut entry = EntryRanges { exec, found: HashMap::new() };

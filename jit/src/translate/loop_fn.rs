@@ -210,7 +210,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// The address of the stack area for [`Self::back_up_resident`], by `in` group.
     fn resident_backup(&mut self, state: &LoopState) -> Value {
         let bytes = state.regs.len() as u32 * state.stride() as u32;
-        let slot = super::grown_slot(&mut self.b, &mut self.resident_backup_area, bytes);
+        let slot = super::grown_slot(&mut self.b, &mut self.areas.resident_backup, bytes);
         self.b.ins().stack_addr(I64, slot, 0)
     }
 
@@ -262,7 +262,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// The address of the stack area for loop state, grown to at least `bytes`.
     fn state_area(&mut self, bytes: usize) -> Value {
-        let slot = super::grown_slot(&mut self.b, &mut self.state_area, bytes as u32);
+        let slot = super::grown_slot(&mut self.b, &mut self.areas.loop_state, bytes as u32);
         self.b.ins().stack_addr(I64, slot, 0)
     }
 

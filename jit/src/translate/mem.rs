@@ -267,10 +267,10 @@ impl Translator<'_, '_> {
     pub(super) fn lane0_runs_with_its_vector(&self, pc: u32) -> bool {
         self.full
             || !self.op_guarded
-                && !self.partial_halts
+                && !self.analyses.partial_halts
                 && !self.region.call_divergent
                 && self.region.divergent_loops.1 == 0
-                && self.shapes.get(self.func, pc).is_some_and(|info| !info.divergent)
+                && self.shapes().get(self.func, pc).is_some_and(|info| !info.divergent)
     }
 
     /// Whether lane 0's address bounds its vector's consecutive or equal addresses: it runs
@@ -316,19 +316,19 @@ impl Translator<'_, '_> {
             && self.chunk_loop.is_none()
             && self.flags.checked
             && self.lane0_decides(pc, local)
-            && stride_in(self.waves, self.func, inst, pc, Slot::Rs1) == Some(4)
+            && stride_in(self.waves(), self.func, inst, pc, Slot::Rs1) == Some(4)
     }
 
     /// How the operand in `slot` varies across the lanes of each vector, from the per-vector
     /// analysis: `base + lane × stride` in the running lanes, or unknown.
     pub(super) fn operand_stride(&self, inst: &Instruction, pc: u32, slot: Slot) -> Option<u32> {
-        stride_in(self.shapes, self.func, inst, pc, slot)
+        stride_in(self.shapes(), self.func, inst, pc, slot)
     }
 
     /// The same across the whole wave, from the wave analysis (which describes the lanes that
     /// run the statement: all of them where every lane runs it).
     pub(super) fn wave_operand_stride(&self, inst: &Instruction, pc: u32, slot: Slot) -> Option<u32> {
-        stride_in(self.waves, self.func, inst, pc, slot)
+        stride_in(self.waves(), self.func, inst, pc, slot)
     }
 
     /// Base pointer of device memory or of the worker's local buffer.

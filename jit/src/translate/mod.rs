@@ -117,16 +117,10 @@ pub struct Translator<'a, 'f> {
     /// context (see [`Translator::new`]).
     wave_start: Option<Block>,
     helper_sig: SigRef,
-    /// The uniformity analysis run with the 4 lanes of one vector as the "wave": how values
-    /// vary inside each vector (memory ops use it to load and store whole vectors).
-    pub shapes: &'a Uniformity,
-    /// The uniformity analysis over whole waves: uniform predicates become real branches.
-    pub waves: &'a Uniformity,
+    /// What the translation knows of the kernel before it starts ([`Analyses`]).
+    analyses: &'a Analyses,
     /// The vectors the code computes and what is known of their lanes ([`WaveView`]).
     pub view: WaveView,
-    /// Every lane of every wave that the code computes is live (the workgroup is a multiple
-    /// of W threads, or one wave of a multiple of 4 threads: see [`WaveView`]).
-    pub all_live: bool,
     /// What is known about the lanes that run the statements being translated.
     pub region: Region,
     /// Every lane is active for the statement being translated (and it has no guard): writes
@@ -137,10 +131,6 @@ pub struct Translator<'a, 'f> {
     pub op_guarded: bool,
     /// The function whose statement is being translated.
     pub func: FuncId,
-    /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
-    pub partial_halts: bool,
-    /// The kernel has no loop (see [`Translator::load_workgroup_field`]).
-    loop_free: bool,
     /// In a chunk-major loop or `if` (see [`chunk`]): what its translation knows about it.
     pub chunk_loop: Option<ChunkLoop>,
     /// The stack homes of run-time chunk loops so far (see [`chunk::ChunkHome`]).
@@ -152,30 +142,37 @@ pub struct Translator<'a, 'f> {
     /// Loop functions this function calls (see [`loop_fn`]), numbered from `first_loop_fn`.
     pub loop_fns: Vec<loop_fn::LoopFn>,
     first_loop_fn: usize,
-    /// The stack area loop functions take the wave state in (sized for the largest).
-    state_area: Option<StackSlot>,
-    /// The stack home of run-time chunk loops (one after another share it: sized for the
-    /// largest).
-    chunk_home_area: Option<StackSlot>,
-    /// Where a chunk-major loop keeps the entry values of the resident registers it names,
-    /// for its bail-out (see [`chunk::memory_resident_registers`]).
-    resident_backup_area: Option<StackSlot>,
+    /// The stack areas of the function's own uses ([`StackAreas`]).
+    areas: StackAreas,
     /// The entry function runs its barriers as phases ([`phases`]).
     phases: Option<phases::Phases>,
-    /// The static instruction counts of the kernel's regions.
-    pub costs: &'a CostModel,
-    /// Writes that need no blend, as (statement offset, register or predicate): see
-    /// [`temporaries`].
-    pub unblended: &'a HashSet<(u32, StateRef)>,
     /// The offset of the op being translated (for [`Translator::set_reg`]).
     pub op_offset: u32,
     /// Instructions the code being translated has counted and not yet taken from the budget
     /// (see [`count`]).
     pub pending: Cost,
-    /// Variables whose scope ended, by type, for [`Translator::scoped_var`] to hand out again.
-    spare_vars: HashMap<Type, Vec<Variable>>,
-    /// Variables declared so far (new ones, not reused).
-    declared_vars: usize,
+    /// Variables whose scope ended, for [`Translator::scoped_var`] to hand out again.
+    vars: VarPool,
+}
+
+/// Stack areas of a function, each serving one kind of use: the uses of a kind come one after
+/// another, so one area sized for the largest serves them all ([`grown_slot`]).
+#[derive(Default)]
+struct StackAreas {
+    /// The wave state loop functions take (see [`loop_fn`]).
+    loop_state: Option<StackSlot>,
+    /// The home of run-time chunk loops (see [`chunk`]).
+    chunk_home: Option<StackSlot>,
+    /// Where a chunk-major loop keeps the entry values of the resident registers it names,
+    /// for its bail-out (see [`chunk::memory_resident_registers`]).
+    resident_backup: Option<StackSlot>,
+}
+
+/// Variables whose scope ended, by type, and how many were declared (new ones, not reused).
+#[derive(Default)]
+struct VarPool {
+    spare: HashMap<Type, Vec<Variable>>,
+    declared: usize,
 }
 
 /// The wave state the translation reads and writes, as frontend variables: per register
@@ -295,6 +292,10 @@ pub struct Analyses {
     waves: Uniformity,
     costs: CostModel,
     unblended: HashSet<(u32, StateRef)>,
+    /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
+    partial_halts: bool,
+    /// The kernel has no loop (see [`Translator::load_workgroup_field`]).
+    loop_free: bool,
 }
 
 impl Analyses {
@@ -311,6 +312,8 @@ impl Analyses {
             }),
             costs: CostModel::new(kernel),
             unblended: temporaries::unblended_writes(kernel),
+            partial_halts: partial_halts(kernel),
+            loop_free: is_loop_free(kernel),
         }
     }
 }
@@ -365,33 +368,46 @@ impl<'a, 'f> Translator<'a, 'f> {
             exit,
             wave_start: None,
             helper_sig,
-            shapes: &analyses.shapes,
-            waves: &analyses.waves,
+            analyses,
             view,
-            all_live: view.all_live,
             region: Region::default(),
             full: false,
             op_guarded: false,
             func: 0,
-            partial_halts: partial_halts(kernel),
-            loop_free: is_loop_free(kernel),
             chunk_loop: None,
             chunk_homes: Vec::new(),
             shadows: shadow::Shadows::default(),
             pred_forms: pred_forms::PredForms::new(),
             loop_fns: Vec::new(),
             first_loop_fn,
-            state_area: None,
-            chunk_home_area: None,
-            resident_backup_area: None,
+            areas: StackAreas::default(),
             phases: None,
-            costs: &analyses.costs,
-            unblended: &analyses.unblended,
             op_offset: 0,
             pending: Cost::ZERO,
-            spare_vars: HashMap::new(),
-            declared_vars: 0,
+            vars: VarPool::default(),
         }
+    }
+
+    /// The uniformity analysis run with the 4 lanes of one vector as the "wave": how values
+    /// vary inside each vector (memory ops use it to load and store whole vectors).
+    pub fn shapes(&self) -> &'a Uniformity {
+        &self.analyses.shapes
+    }
+
+    /// The uniformity analysis over whole waves: uniform predicates become real branches.
+    pub fn waves(&self) -> &'a Uniformity {
+        &self.analyses.waves
+    }
+
+    /// The static instruction counts of the kernel's regions.
+    pub fn costs(&self) -> &'a CostModel {
+        &self.analyses.costs
+    }
+
+    /// Writes that need no blend, as (statement offset, register or predicate): see
+    /// [`temporaries`].
+    pub fn unblended(&self) -> &'a HashSet<(u32, StateRef)> {
+        &self.analyses.unblended
     }
 
     /// The kernel's entry function: registers from their initial values, every live lane on.
@@ -431,7 +447,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         // every lane is live and stays so (no `halt` stops part of a wave, which would leave
         // it unwritten for a wave op to read), and the entry function, calling nothing, writes
         // it before any read.
-        let exposed = if self.all_live && !self.partial_halts && self.kernel.funcs.len() == 1 {
+        let exposed = if self.view.all_live && !self.analyses.partial_halts && self.kernel.funcs.len() == 1 {
             loop_fn::exposed_state(&self.kernel.funcs[0].body)
         } else {
             (0..=255).map(StateRef::Reg).collect()
@@ -461,7 +477,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         // live = lane < live_lanes; a constant when every wave is full (the engine then
         // passes live_lanes = W) or when the workgroup is one wave (live_lanes = its threads).
-        let live: Vec<Value> = if self.all_live {
+        let live: Vec<Value> = if self.view.all_live {
             self.splat_u32(u32::MAX)
         } else if let Some(threads) = self.view.live_lanes {
             (0..self.wave.n as u32)
@@ -499,10 +515,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// tables quadratic in the kernel's size (a kernel of 10,000 instructions in 833 loops
     /// took 10 GB at W = 32).
     pub fn scoped_var(&mut self, ty: Type) -> Variable {
-        match self.spare_vars.get_mut(&ty).and_then(Vec::pop) {
+        match self.vars.spare.get_mut(&ty).and_then(Vec::pop) {
             Some(var) => var,
             None => {
-                self.declared_vars += 1;
+                self.vars.declared += 1;
                 self.b.declare_var(ty)
             }
         }
@@ -510,7 +526,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Give back variables of type `ty` whose scope has ended (nothing reads them again).
     pub fn release_vars(&mut self, ty: Type, vars: &[Variable]) {
-        self.spare_vars.entry(ty).or_default().extend_from_slice(vars);
+        self.vars.spare.entry(ty).or_default().extend_from_slice(vars);
     }
 
     pub fn get(&mut self, vars: &[Variable]) -> Vec<Value> {
@@ -679,7 +695,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Whether the op being translated may write `state` in every lane, with no blend: every
     /// lane runs it, or what it leaves in the others is never read (see [`temporaries`]).
     fn writes_every_lane(&self, state: StateRef) -> bool {
-        self.full || !self.op_guarded && self.unblended.contains(&(self.op_offset, state))
+        self.full || !self.op_guarded && self.unblended().contains(&(self.op_offset, state))
     }
 
     /// `mask ? new : old`, lane by lane.
@@ -766,12 +782,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// not divergent by the analysis. Real branches for uniform control keep this exact.
     pub fn exec_is_full(&self, offset: u32) -> bool {
         self.region.coherent
-            || self.all_live
-                && !self.partial_halts
+            || self.view.all_live
+                && !self.analyses.partial_halts
                 && !self.region.maybe_empty
                 && self.region.divergent_loops.0 == 0
                 && !self.inside_call()
-                && self.waves.get(self.func, offset).is_some_and(|info| !info.divergent)
+                && self.waves().get(self.func, offset).is_some_and(|info| !info.divergent)
     }
 
     /// Whether the statements being translated are inside an inlined call (here, or around the
@@ -860,7 +876,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// register allocator reloaded three of them from the stack on every trip of the
     /// reduction's grid-stride loop.
     pub fn load_workgroup_field(&mut self, ty: Type, offset: i32) -> Value {
-        let ctx = if self.loop_free { self.params[0] } else { self.ctx };
+        let ctx = if self.analyses.loop_free { self.params[0] } else { self.ctx };
         self.load_ctx_at(ty, ctx, offset)
     }
 
@@ -1142,7 +1158,7 @@ mod tests {
         let env = env::CtxEnv::new(|_| 0);
         let mut t = Translator::new(b, kernel, &env, &analyses, flags, call_conv);
         t.translate().unwrap_or_else(|e| panic!("{e}"));
-        t.declared_vars
+        t.vars.declared
     }
 
     /// `count` loops in a row: chunk-major ones (lane-local bodies) and wave-major ones

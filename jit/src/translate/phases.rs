@@ -200,7 +200,7 @@ impl Translator<'_, '_> {
         let every_lane = |s: &Stmt| s.guard.is_none() && self.exec_is_full(s.offset);
         // A loop temporary (named only inside one loop, written there before any read: see
         // [`super::temporaries`]) is dead outside it, at every top-level barrier.
-        let temporary = |state: StateRef| self.unblended.iter().any(|&(_, t)| t == state);
+        let temporary = |state: StateRef| self.unblended().iter().any(|&(_, t)| t == state);
         let stored: Vec<Crossing> = barriers
             .iter()
             .map(|&b| {
@@ -277,7 +277,7 @@ impl Translator<'_, '_> {
         let Crossing { regs, preds, unread } = phases.stored[index].clone();
         let groups = self.phase_groups(&regs, &preds);
         // Per group (registers, predicates, exec, live): what is known of it.
-        let known: Vec<Known> = match self.waves.get(self.func, offset) {
+        let known: Vec<Known> = match self.waves().get(self.func, offset) {
             Some(info) if self.exec_is_full(offset) && !info.state.is_empty() => {
                 let slot = |i: usize| info.state.get(i).copied().unwrap_or(Known::Varying);
                 let mut known: Vec<Known> = regs.iter().map(|&r| slot(r as usize)).collect();

@@ -242,13 +242,13 @@ impl Translator<'_, '_> {
     /// per-vector analysis), or `None` when its body may run on part of a vector (divergent
     /// or guarded control) or keeps nothing as a scalar.
     pub fn shadow_plan(&self, offset: u32, body: &[Stmt], func: FuncId) -> Option<ShadowPlan> {
-        self.uniform_control_plan(self.shapes, offset, body, func)
+        self.uniform_control_plan(self.shapes(), offset, body, func)
     }
 
     /// The same by the wave analysis: each shadow stands for lane 0 of the first of any
     /// number of vectors in view, so a chunk may hold several.
     pub fn wave_shadow_plan(&self, offset: u32, body: &[Stmt], func: FuncId) -> Option<ShadowPlan> {
-        self.uniform_control_plan(self.waves, offset, body, func)
+        self.uniform_control_plan(self.waves(), offset, body, func)
     }
 
     fn uniform_control_plan(
@@ -291,7 +291,7 @@ impl Translator<'_, '_> {
         let mut complete = true;
         wave_isa::ir::walk_block(body, 0, &mut |s, depth| {
             if let StmtKind::Op(inst) = &s.kind {
-                complete &= seen.note_op(self.waves, func, s, inst, depth == 0);
+                complete &= seen.note_op(self.waves(), func, s, inst, depth == 0);
             }
         });
         if !complete {
@@ -342,7 +342,7 @@ impl Translator<'_, '_> {
     /// their loop's body (so each is a real branch and no mask ever narrows).
     fn control_is_uniform(&self, body: &[Stmt], func: FuncId, loop_level: bool) -> bool {
         body.iter().all(|s| {
-            let Some(info) = self.waves.get(func, s.offset) else { return false };
+            let Some(info) = self.waves().get(func, s.offset) else { return false };
             let uniform_pred = info.pred.is_some_and(Shape::is_uniform);
             !info.divergent
                 && match &s.kind {
