@@ -15,6 +15,16 @@
 //! coherent copy's loaded values were stored to the stack on every trip for the masked loop's
 //! blends).
 //!
+//! The same holds in loops nested in such a loop, the outermost one that holds every name of
+//! the register: where each loop from it down to the nested one writes the register first
+//! each trip, and nothing that runs after the nested loop's statement before the trip of its
+//! enclosing loop ends names the register (the rest of that body; of an `if`'s `then` side,
+//! the `else` side too). A lane that skips the nested write then either left one of those
+//! loops (it resumes where nothing reads the register before the next trip's first write, or
+//! after the outermost loop, where nothing names it) or waits for an enclosing loop's next
+//! trip, which writes it first. Sixty-four nested loops of one counter each carried every
+//! level's blended values through every header (the optimized tier's compile time at W = 64).
+//!
 //! Kernels with calls are left alone (a callee's statements are shared by its call sites),
 //! and so are registers that a wave or MMA op names (those read other lanes' values).
 
@@ -32,16 +42,55 @@ pub fn unblended_writes(kernel: &Kernel) -> HashSet<(u32, StateRef)> {
     walk_block(&entry.body, 0, &mut |s, _| {
         let StmtKind::Loop { body, .. } = &s.kind else { return };
         let inside = uses(body);
-        for state in written_first_each_trip(body) {
-            if all.count.get(&state) != inside.count.get(&state) || all.cross_lane.contains(&state) {
-                continue;
-            }
-            for s in body.iter().filter(|s| top_level_write(s, state)) {
-                writes.insert((s.offset, state));
+        for (&state, count) in &inside.count {
+            if all.count.get(&state) == Some(count) && !all.cross_lane.contains(&state) {
+                loop_temporary(body, state, &mut writes);
             }
         }
     });
     writes
+}
+
+/// The top-level writes of `state` in a loop with this body, where each trip writes it first,
+/// and those of the loops nested in it that qualify (see the module doc). The caller knows
+/// that no lane leaving the loop reads `state` again before writing it.
+fn loop_temporary(body: &[Stmt], state: StateRef, writes: &mut HashSet<(u32, StateRef)>) {
+    if !written_first_each_trip(body).contains(&state) {
+        return;
+    }
+    for s in body.iter().filter(|s| top_level_write(s, state)) {
+        writes.insert((s.offset, state));
+    }
+    nested_loop_temporaries(body, state, writes);
+}
+
+/// The loops in `stmts` (nested in `if`s too) after which nothing in `stmts` names `state`,
+/// given that nothing a lane runs after leaving `stmts` reads it before a write that covers
+/// the lane: theirs is a loop temporary where they write it first each trip.
+fn nested_loop_temporaries(stmts: &[Stmt], state: StateRef, writes: &mut HashSet<(u32, StateRef)>) {
+    for s in stmts.iter().rev() {
+        match &s.kind {
+            StmtKind::Loop { body, .. } => loop_temporary(body, state, writes),
+            StmtKind::If { then_body, else_body, .. } => {
+                // The `else` side runs after the `then` side.
+                if !names(else_body, state) {
+                    nested_loop_temporaries(then_body, state, writes);
+                }
+                nested_loop_temporaries(else_body, state, writes);
+            }
+            _ => {}
+        }
+        if names(std::slice::from_ref(s), state) {
+            return;
+        }
+    }
+}
+
+/// Whether `stmts` (nested statements included) name `state`.
+fn names(stmts: &[Stmt], state: StateRef) -> bool {
+    let mut found = false;
+    walk_block(stmts, 0, &mut |s, _| found |= named_here(s).contains(&state));
+    found
 }
 
 /// The registers and predicates each trip of a loop with this body writes before it reads
@@ -139,6 +188,93 @@ mod tests {
         w.sort_unstable();
         w.dedup();
         w
+    }
+
+    /// How many writes of each register or predicate need no blend.
+    fn write_counts(source: &str) -> Vec<(String, usize)> {
+        let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), "k.wave").expect("assembles");
+        let mut counts = std::collections::BTreeMap::new();
+        for (_, state) in unblended_writes(&module.kernels[0]) {
+            let name = match state {
+                StateRef::Reg(r) => format!("r{r}"),
+                StateRef::Pred(p) => format!("p{p}"),
+            };
+            *counts.entry(name).or_insert(0) += 1;
+        }
+        counts.into_iter().collect()
+    }
+
+    #[test]
+    fn nested_loops_that_write_a_counter_first_each_trip_need_no_blend() {
+        // r10 and p1 at all three levels; r6 is read first. In the second kernel the
+        // outer loop reads r10 after the middle loop (both nested writes blend); in the third
+        // the inner loop sits in a `then` side whose `else` side reads p1 (its lanes skip
+        // the `then` side's writes); in the fourth the outer loop reads r10 before writing it
+        // (a lane that broke out of an inner loop reads what the inner write left).
+        let nest = "
+.kernel k
+    mov_sr r1, sr_thread_id_x
+    mov_imm r6, 0
+    loop
+        mov_imm r10, 3
+        icmp_lt p1, r1, r10
+        break p1
+        iadd r6, r6, r10
+        loop
+            mov_imm r10, 5
+            icmp_lt p1, r1, r10
+            break p1
+            iadd r6, r6, r10
+            loop
+                mov_imm r10, 7
+                icmp_lt p1, r1, r10
+                break p1
+                iadd r6, r6, r10
+            endloop
+        endloop
+    endloop
+    device_store_u32 r1, r6
+.end
+";
+        let expected = |n| vec![("p1".to_string(), n), ("r10".to_string(), n)];
+        assert_eq!(write_counts(nest), expected(3));
+        let read_after = nest.replacen(
+            "        endloop
+    endloop",
+            "        endloop
+        iadd r6, r6, r10
+    endloop",
+            1,
+        );
+        assert_eq!(write_counts(&read_after), vec![("p1".to_string(), 3), ("r10".to_string(), 1)]);
+        let in_then = nest.replacen(
+            "            loop
+                mov_imm r10, 7",
+            "            if p1
+            loop
+                mov_imm r10, 7",
+            1,
+        );
+        let in_then = in_then.replacen(
+            "            endloop
+        endloop",
+            "            endloop
+            else
+            break p1
+            endif
+        endloop",
+            1,
+        );
+        assert_eq!(write_counts(&in_then), vec![("p1".to_string(), 2), ("r10".to_string(), 3)]);
+        let outer_reads_first = nest.replacen(
+            "    loop
+        mov_imm r10, 3",
+            "    loop
+        iadd r6, r6, r10
+        mov_imm r10, 3",
+            1,
+        );
+        assert_eq!(write_counts(&outer_reads_first), vec![("p1".to_string(), 3)]);
     }
 
     #[test]
