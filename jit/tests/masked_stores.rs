@@ -8,8 +8,7 @@
 
 mod common;
 
-use common::{check, check_completes, WIDTHS};
-use wave_runtime::Dispatch;
+use common::{check, check_completes, two_workgroups, WIDTHS};
 
 /// Global thread g stores g at `r2 + 4g` where `g < r4` and (with `sparse`) `g % 4 != 1`.
 /// Local memory: the same lanes store at `4 × thread id`, then every lane copies its word of
@@ -54,18 +53,6 @@ fn kernel(sparse: bool, local_bytes: u32) -> String {
     )
 }
 
-fn dispatch(w: u32, registers: Vec<(u8, u32)>, workers: usize, unchecked: bool) -> Dispatch {
-    Dispatch {
-        wave_width: w,
-        grid: [2, 1, 1],
-        workgroup: [2 * w, 1, 1],
-        initial_registers: registers,
-        threads: workers,
-        unchecked,
-        ..Dispatch::default()
-    }
-}
-
 const DEVICE: u64 = 1 << 16;
 
 #[test]
@@ -81,7 +68,7 @@ fn partial_masks_store_only_their_active_lanes() {
             for (n, base) in [(threads, 0x1000), (threads - 5, 0x1000), (threads - 3, end), (0, 0x1000)] {
                 for workers in [1, 2] {
                     for unchecked in [false, true] {
-                        let d = dispatch(w, vec![(2, base), (4, n)], workers, unchecked);
+                        let d = two_workgroups(w, 2 * w, vec![(2, base), (4, n)], workers, unchecked);
                         check_completes(&k, &d, DEVICE);
                     }
                 }
@@ -99,7 +86,11 @@ fn an_active_lane_that_faults_stops_the_wave_where_the_interpreter_does() {
             // Lanes from `threads - 6` on store past the end; lanes from `threads - 3` are off.
             let base = DEVICE as u32 - 4 * (threads - 6);
             for workers in [1, 2] {
-                check(&k, &dispatch(w, vec![(2, base), (4, threads - 3)], workers, false), DEVICE);
+                check(
+                    &k,
+                    &two_workgroups(w, 2 * w, vec![(2, base), (4, threads - 3)], workers, false),
+                    DEVICE,
+                );
             }
         }
     }

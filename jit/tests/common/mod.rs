@@ -122,6 +122,26 @@ pub fn run_both(kernel: &ValidKernel, dispatch: &Dispatch, device_size: u64, see
     (ra, rb, a.bytes().to_vec(), b.bytes().to_vec())
 }
 
+/// Two workgroups of `threads` threads in a row, with these initial registers, on `workers`
+/// workers, checked or not.
+pub fn two_workgroups(
+    w: u32,
+    threads: u32,
+    registers: Vec<(u8, u32)>,
+    workers: usize,
+    unchecked: bool,
+) -> Dispatch {
+    Dispatch {
+        wave_width: w,
+        grid: [2, 1, 1],
+        workgroup: [threads, 1, 1],
+        initial_registers: registers,
+        threads: workers,
+        unchecked,
+        ..Dispatch::default()
+    }
+}
+
 /// Threads per workgroup that make two full waves of `w` lanes, and one and a half (a partial
 /// last wave).
 pub fn full_and_partial_waves(w: u32) -> [u32; 2] {
