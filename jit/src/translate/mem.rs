@@ -533,7 +533,7 @@ impl Translator<'_, '_> {
 
     /// A 32-bit store to consecutive addresses runs as vector stores when every lane is active
     /// (and, checked, none may fault; and the 16 bytes from each vector's lane 0 hold its four
-    /// addresses, see `load_consecutive`); other 32-bit stores as [`Self::scattered_store`];
+    /// addresses, see `load_consecutive`); other 32-bit stores as `scattered_store` does;
     /// anything else takes the lane-order helper.
     pub fn store(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
         let shape = self.address_shape(inst, pc);
