@@ -22,8 +22,8 @@
 //! the `else` side too). A lane that skips the nested write then either left one of those
 //! loops (it resumes where nothing reads the register before the next trip's first write, or
 //! after the outermost loop, where nothing names it) or waits for an enclosing loop's next
-//! trip, which writes it first. Sixty-four nested loops of one counter each carried every
-//! level's blended values through every header (the optimized tier's compile time at W = 64).
+//! trip, which writes it first. (Nested loops that each set a counter or compare result
+//! blended it at every level, and carried the blended values through every header.)
 //!
 //! Kernels with calls are left alone (a callee's statements are shared by its call sites),
 //! and so are registers that a wave or MMA op names (those read other lanes' values).
