@@ -31,9 +31,20 @@ impl MemoryFile {
         device.write(0, &self.contents).map_err(|e| format!("memory file {}: {e}", self.path.display()))
     }
 
-    /// Replace the file with the first `size()` bytes of device memory.
+    /// Replace the file with the first `size()` bytes of device memory. A file that is not a
+    /// regular one (`/dev/null`, a pipe) is written in place: renamed over, the device node
+    /// or pipe itself would be replaced by a plain file (`run --memory-file /dev/null` as
+    /// root turned `/dev/null` into a file that every later writer appended to).
     pub fn write_back(&self, device: &Device) -> Result<(), String> {
         let data = device.read(0, self.size()).map_err(|e| e.to_string())?;
+        let regular = std::fs::metadata(&self.path).map(|m| m.file_type().is_file()).unwrap_or(true);
+        if !regular {
+            return std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.path)
+                .and_then(|mut file| file.write_all(data))
+                .map_err(|e| format!("cannot write memory file {}: {e}", self.path.display()));
+        }
         let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let temporary = self.path.with_file_name(format!(".{name}.wave-jit-{}.tmp", std::process::id()));
         let written = (|| {
@@ -49,5 +60,38 @@ impl MemoryFile {
             let _ = std::fs::remove_file(&temporary);
             format!("cannot write memory file {}: {e}", self.path.display())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MemoryFile;
+    use std::os::unix::fs::FileTypeExt;
+    use wave_runtime::Device;
+
+    /// A pipe as the memory file stays a pipe, and the memory goes into it (a reader takes it).
+    #[test]
+    fn a_pipe_is_written_in_place() {
+        let dir = std::env::temp_dir().join(format!("wave-jit-memory-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("memory.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {}", fifo.display());
+        let contents: Vec<u8> = (0..64u8).collect();
+        let file = MemoryFile { path: fifo.clone(), contents: contents.clone() };
+        let mut device = Device::new(4096).unwrap();
+        let after: Vec<u8> = contents.iter().map(|b| b ^ 0x5a).collect();
+        device.write(0, &after).unwrap();
+        // Opening a pipe to read waits for a writer: the write-back.
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        file.write_back(&device).unwrap();
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "the memory file is no longer a pipe: {kind:?}");
+        assert_eq!(reader.join().unwrap(), after);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
