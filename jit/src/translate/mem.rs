@@ -781,20 +781,11 @@ impl Translator<'_, '_> {
         let mask = self.op_mask(inst.guard);
         let addr = self.reg(inst.rs1 as u32);
         let value = self.reg(inst.rs2 as u32);
-        let inline = self.b.create_block();
         let done = self.b.create_block();
         if self.flags.checked {
             let any = self.may_fault(pc, AddressShape::Scattered, true, 4, &addr, &mask);
-            let lanes = self.b.create_block();
-            self.b.set_cold_block(lanes);
-            self.b.ins().brif(any, lanes, &[], inline, &[]);
-            self.continue_in(lanes);
-            self.memory_helper(inst, pc)?;
-            self.b.ins().jump(done, &[]);
-        } else {
-            self.b.ins().jump(inline, &[]);
+            self.helper_if_may_fault(any, inst, pc, done)?;
         }
-        self.continue_in(inline);
         let base = self.memory_base(true);
         let neutral = self.vconst4([identity; 4]);
         let mut old = Vec::with_capacity(self.wave.n);
