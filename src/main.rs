@@ -37,7 +37,7 @@ enum Command {
     Conformance(cli::conformance::ConformanceArgs),
     /// Benchmarks against native Rust: GEMMs (f32, f16, GPU-style), streams (vector add, reduction, histogram, prefix sum, ReLU, bias add, softmax, transpose), launch, compile times
     Bench(cli::bench::BenchArgs),
-    /// Differential testing: random programs, JIT against the interpreter
+    /// Differential testing: random programs, JIT against the interpreter (under the instruction limit, then without one)
     FuzzDiff(cli::bench::FuzzDiffArgs),
     /// Write GPU source (PTX, HIP, SYCL, Metal) for a kernel
     Emit(cli::emit::EmitArgs),

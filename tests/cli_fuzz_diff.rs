@@ -49,6 +49,7 @@ fn the_reproduce_line_runs_the_program_as_the_fuzzer_did() {
         case_seed,
         wave_width: 8,
         threads: 2,
+        max_instructions: wave_difftest::run::MAX_INSTRUCTIONS,
         original: program.clone(),
         minimized: program.clone(),
         difference: String::new(),

@@ -50,6 +50,9 @@ pub struct FuzzOptions {
     /// Worker threads of the dispatches (0 = all cores; only the JIT uses them). Other than 1,
     /// workgroups run in any order, so only order-independent programs are generated.
     pub threads: usize,
+    /// Run a program that both engines finish under the limit again without one (the JIT's
+    /// code without instruction counting), comparing results and memory (not counters).
+    pub rerun_without_limit: bool,
 }
 
 impl FuzzOptions {
@@ -72,6 +75,7 @@ impl Default for FuzzOptions {
             minimize_budget: 2000,
             every_counter: false,
             threads: 1,
+            rerun_without_limit: true,
         }
     }
 }
@@ -129,6 +133,8 @@ pub struct Mismatch {
     pub wave_width: u32,
     /// Worker threads the dispatches ran with.
     pub threads: usize,
+    /// The instruction limit per workgroup the engines disagreed under (0: none).
+    pub max_instructions: u64,
     pub original: Program,
     pub minimized: Program,
     /// The first difference of the minimised program, in words.
@@ -160,7 +166,7 @@ impl Mismatch {
             s.wave_width,
             program::REGISTERS,
             s.device_bytes(),
-            run::MAX_INSTRUCTIONS,
+            self.max_instructions,
             self.threads
         );
         for (r, v) in &s.initial_registers {
@@ -244,30 +250,48 @@ pub fn fuzz_diff_with(
         let (case_seed, program) = case_program(options.seed, case, &options.widths, &gen_config);
         let width = program.shape.wave_width;
         progress(&Progress { done: case, total: options.count, wave_width: width, elapsed: start.elapsed() });
-        let run_both = |p: &Program| {
-            let (mut x, mut y) =
-                (run::run_program(a, p, options.threads), run::run_program(b, p, options.threads));
-            if !options.every_counter {
+        let run_both = |p: &Program, limit: u64| {
+            let (mut x, mut y) = (
+                run::run_program_with_limit(a, p, options.threads, limit),
+                run::run_program_with_limit(b, p, options.threads, limit),
+            );
+            if limit == 0 {
+                (x.stats, y.stats) = (None, None);
+            } else if !options.every_counter {
                 x.keep_instruction_count();
                 y.keep_instruction_count();
             }
             (x, y)
         };
-        let (out_a, out_b) = run_both(&program);
-        if let Some(difference) = run::difference(&program.shape, &out_a, &out_b, names) {
-            let mut fails = |p: &Program| {
-                let (x, y) = run_both(p);
-                run::difference(&p.shape, &x, &y, names).is_some()
-            };
+        // Under the limit; then, where both engines finished, without one.
+        let differs = |p: &Program, limit: u64| {
+            if limit == 0 {
+                let (x, y) = run_both(p, run::MAX_INSTRUCTIONS);
+                if x.result.is_err() || y.result.is_err() {
+                    return None;
+                }
+            }
+            let (x, y) = run_both(p, limit);
+            run::difference(&p.shape, &x, &y, names)
+        };
+        let (out_a, out_b) = run_both(&program, run::MAX_INSTRUCTIONS);
+        let mut found =
+            run::difference(&program.shape, &out_a, &out_b, names).map(|d| (d, run::MAX_INSTRUCTIONS));
+        if found.is_none() && options.rerun_without_limit && out_a.result.is_ok() && out_b.result.is_ok() {
+            let (x, y) = run_both(&program, 0);
+            found = run::difference(&program.shape, &x, &y, names).map(|d| (d, 0));
+        }
+        if let Some((difference, limit)) = found {
+            let mut fails = |p: &Program| differs(p, limit).is_some();
             let minimized = minimize::minimize(&program, options.minimize_budget, &mut fails);
-            let (x, y) = run_both(&minimized);
-            let difference = run::difference(&minimized.shape, &x, &y, names).unwrap_or(difference);
+            let difference = differs(&minimized, limit).unwrap_or(difference);
             return Err(Box::new(Mismatch {
                 engines: names,
                 case,
                 case_seed,
                 wave_width: width,
                 threads: options.threads,
+                max_instructions: limit,
                 original: program,
                 minimized,
                 difference,
@@ -291,4 +315,49 @@ pub fn fuzz_diff_with(
     report.elapsed = start.elapsed();
     progress(&Progress { done: options.count, total: options.count, wave_width: 0, elapsed: report.elapsed });
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fuzz_diff_with, FuzzOptions};
+    use wave_isa::ValidKernel;
+    use wave_runtime::{Device, Dispatch, Engine, Interpreter, RunError, RunReport};
+
+    /// The interpreter, but a run without an instruction limit flips a bit of the data area
+    /// afterwards: wrong only where nothing counts instructions.
+    struct WrongWithoutLimit(Interpreter);
+
+    impl Engine for WrongWithoutLimit {
+        fn name(&self) -> &'static str {
+            "wrong-without-limit"
+        }
+        fn run(
+            &self,
+            kernel: &ValidKernel,
+            dispatch: &Dispatch,
+            device: &mut Device,
+        ) -> Result<RunReport, RunError> {
+            let report = self.0.run(kernel, dispatch, device)?;
+            if dispatch.max_instructions == 0 {
+                device.bytes_mut()[0] ^= 1;
+            }
+            Ok(report)
+        }
+    }
+
+    fn options(rerun_without_limit: bool) -> FuzzOptions {
+        FuzzOptions { count: 20, seed: 3, minimize_budget: 50, rerun_without_limit, ..FuzzOptions::default() }
+    }
+
+    #[test]
+    fn programs_that_finish_run_again_without_a_limit() {
+        let (wrong, reference) = (WrongWithoutLimit(Interpreter::new()), Interpreter::new());
+        let report = fuzz_diff_with(&wrong, &reference, &options(false), &mut |_| {});
+        assert!(report.is_ok(), "under the limit the engines agree");
+        let mismatch =
+            fuzz_diff_with(&wrong, &reference, &options(true), &mut |_| {}).expect_err("a mismatch");
+        assert_eq!(mismatch.max_instructions, 0);
+        assert!(mismatch.dispatch_flags().contains("--max-instructions 0"), "{}", mismatch.dispatch_flags());
+        assert!(mismatch.difference.contains("data word at 0x0"), "{}", mismatch.difference);
+    }
 }

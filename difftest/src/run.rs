@@ -69,6 +69,18 @@ pub fn kernel_of(program: &Program) -> Result<ValidKernel, String> {
 /// device whose data area holds `program.data`. A panic inside the engine becomes an error
 /// outcome rather than ending the fuzzer.
 pub fn run_program(engine: &dyn Engine, program: &Program, threads: usize) -> Outcome {
+    run_program_with_limit(engine, program, threads, MAX_INSTRUCTIONS)
+}
+
+/// [`run_program`] with this instruction limit per workgroup (0: none). Without a limit the
+/// JIT compiles other code (no counting; loop nests run a vector at a time), so a program
+/// that ends under the limit is run again without it; the counters are then not compared.
+pub fn run_program_with_limit(
+    engine: &dyn Engine,
+    program: &Program,
+    threads: usize,
+    max_instructions: u64,
+) -> Outcome {
     let kernel = match kernel_of(program) {
         Ok(k) => k,
         Err(e) => return Outcome { result: Err(format!("build: {e}")), memory: Vec::new(), stats: None },
@@ -80,7 +92,7 @@ pub fn run_program(engine: &dyn Engine, program: &Program, threads: usize) -> Ou
     if let Err(e) = device.write(0, &program.data) {
         return Outcome { result: Err(format!("device: {e}")), memory: Vec::new(), stats: None };
     }
-    let dispatch = Dispatch { threads, ..dispatch_for(&program.shape) };
+    let dispatch = Dispatch { threads, max_instructions, ..dispatch_for(&program.shape) };
     let ran = catch_unwind(AssertUnwindSafe(|| engine.run(&kernel, &dispatch, &mut device)));
     let (result, stats) = match ran {
         Ok(Ok(report)) => (Ok(()), Some(report.stats)),

@@ -37,6 +37,7 @@ fn jit_matches_interpreter_on_random_programs() {
         minimize_budget: 1500,
         every_counter: false,
         threads: 1,
+        rerun_without_limit: true,
     };
     match fuzz_diff_with(engine.as_ref(), &reference, &options, &mut |_| {}) {
         Ok(report) => {
@@ -60,6 +61,8 @@ fn jit_stats_match_interpreter_on_random_programs() {
         minimize_budget: 1500,
         every_counter: true,
         threads: 1,
+        // The counters are what this compares, and code without a limit counts nothing.
+        rerun_without_limit: false,
     };
     let jit = wave_jit_codegen::JitEngine::strict().with_stats(true);
     match fuzz_diff_with(&jit, &Interpreter::new(), &options, &mut |_| {}) {

@@ -22,6 +22,7 @@ fn quick_tier_matches_interpreter() {
         minimize_budget: 1500,
         every_counter: false,
         threads: 1,
+        rerun_without_limit: true,
     };
     match fuzz_diff_with(&wave_jit_codegen::JitEngine::strict(), &Interpreter::new(), &options, &mut |_| {}) {
         Ok(report) => assert_eq!(report.programs, programs),

@@ -674,8 +674,10 @@ fn rewrites_resident(passes: &[Vec<Stmt>], wave: &WaveState) -> bool {
 const CHUNK_VECTOR_BUDGET: usize = 64;
 
 /// How many of the wave's `n` vectors a chunk-major loop runs together: the most (a power of
-/// two dividing `n`) whose registers written and read in the body fit
-/// [`CHUNK_VECTOR_BUDGET`]. Several vectors at once make each trip's loads wider: a
+/// two dividing `n`) whose registers written and read in the body, and the masks of the loops
+/// nested in it ([`MASKS_PER_NESTED_LOOP`] per level), fit [`CHUNK_VECTOR_BUDGET`]. (Counted
+/// without the masks, a nest of 64 loops ran on the whole wave at once, and its optimized
+/// tier took 1.8 s at W = 64 in the register allocator; a vector at a time, 30 ms.) Several vectors at once make each trip's loads wider: a
 /// grid-stride loop, whose every trip jumps to another page, then touches whole cache lines
 /// per trip instead of 16 bytes of one (`bench reduction`, 16M, W = 32: 10.8-11.1 ms one
 /// vector at a time, 7.4-7.6 ms the whole wave). Register-heavy bodies (a GEMM's
@@ -693,12 +695,29 @@ fn vectors_per_chunk(body: &[Stmt], n: usize) -> usize {
             }
         }
     });
-    let per_vector = carried.iter().filter(|&&c| c).count().max(1);
+    let masks = MASKS_PER_NESTED_LOOP * loop_nesting(body);
+    let per_vector = (carried.iter().filter(|&&c| c).count() + masks).max(1);
     let mut group = 1;
     while group * 2 <= n && n.is_multiple_of(group * 2) && group * 2 * per_vector <= CHUNK_VECTOR_BUDGET {
         group *= 2;
     }
     group
+}
+
+/// Vectors of mask state each loop nested in a chunk-major loop keeps per vector of the chunk
+/// across its own trips (the lanes that entered it, and those that left by a `break`).
+const MASKS_PER_NESTED_LOOP: usize = 2;
+
+/// How deep loops nest in `body` (0: no loop in it).
+fn loop_nesting(body: &[Stmt]) -> usize {
+    body.iter()
+        .map(|s| match &s.kind {
+            StmtKind::Loop { body, .. } => 1 + loop_nesting(body),
+            StmtKind::If { then_body, else_body, .. } => loop_nesting(then_body).max(loop_nesting(else_body)),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The registers the entry function keeps in a memory home of its own, for the whole
@@ -845,4 +864,68 @@ fn body_is_lane_local(body: &[Stmt]) -> bool {
         StmtKind::Fence { .. } | StmtKind::Wait | StmtKind::Nop => true,
         StmtKind::Barrier | StmtKind::Call { .. } | StmtKind::Return | StmtKind::Halt { .. } => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{loop_nesting, vectors_per_chunk};
+    use wave_isa::StmtKind;
+
+    /// The body of the kernel's first top-level loop.
+    fn loop_body(source: &str) -> Vec<wave_isa::Stmt> {
+        let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), "k.wave").expect("assembles");
+        let body = &module.kernels[0].funcs[0].body;
+        body.iter()
+            .find_map(|s| match &s.kind {
+                StmtKind::Loop { body, .. } => Some(body.clone()),
+                _ => None,
+            })
+            .expect("a loop")
+    }
+
+    /// A loop of `depth` levels, each counting r2 up and breaking where it passes the lane's
+    /// thread id.
+    fn nest(depth: usize) -> String {
+        let mut s = String::from(".kernel k\n    mov_sr r1, sr_thread_id_x\n    mov_imm r3, 1\n");
+        s += &"    loop\n    icmp_lt p1, r1, r2\n    break p1\n    iadd r2, r2, r3\n".repeat(depth);
+        s += &"    endloop\n".repeat(depth);
+        s + ".end\n"
+    }
+
+    #[test]
+    fn nested_loops_count_their_masks() {
+        assert_eq!(loop_nesting(&loop_body(&nest(1))), 0);
+        assert_eq!(loop_nesting(&loop_body(&nest(3))), 2);
+        // One carried register: the whole wave of 16 vectors fits a chunk.
+        assert_eq!(vectors_per_chunk(&loop_body(&nest(1)), 16), 16);
+        // Two nested loops add 4 mask vectors per vector: 5 per vector, 8 vectors fit 64.
+        assert_eq!(vectors_per_chunk(&loop_body(&nest(3)), 16), 8);
+        // 32 levels: the masks alone are too many for two vectors.
+        assert_eq!(vectors_per_chunk(&loop_body(&nest(32)), 16), 1);
+    }
+
+    #[test]
+    fn loops_on_either_side_of_an_if_count_once() {
+        let source = ".kernel k
+    mov_sr r1, sr_thread_id_x
+    loop
+    icmp_lt p1, r1, r2
+    break p1
+    if p1
+    loop
+    break p1
+    endloop
+    else
+    loop
+    loop
+    break p1
+    endloop
+    break p1
+    endloop
+    endif
+    endloop
+.end
+";
+        assert_eq!(loop_nesting(&loop_body(source)), 2);
+    }
 }
