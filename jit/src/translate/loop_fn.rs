@@ -11,6 +11,7 @@ use super::chunk::ChunkHome;
 use super::{Analyses, Region, Translator};
 use crate::abi::Helper;
 use crate::error::JitError;
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32X4, I64};
 use cranelift_codegen::ir::{Function, Inst, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::CallConv;
@@ -19,6 +20,12 @@ use std::collections::{HashMap, HashSet};
 use wave_isa::ir::written_state;
 use wave_isa::opcodes::Role;
 use wave_isa::{FuncId, Kernel, StateRef, Stmt, StmtKind};
+
+/// The most vectors [`Translator::copy_run`] copies with straight-line code; more take a loop.
+const UNROLLED_COPY: usize = 16;
+
+/// Where a group of vectors lives: a base address and the offset of its first vector.
+type Place = (Value, i32);
 
 /// A chunk-major loop's wave-major function, `(ctx, in, out) -> status`: the loop on the whole
 /// wave from the state in `in`, leaving its outputs in `out`; status 0 goes on, anything
@@ -35,6 +42,8 @@ pub struct LoopFn {
     /// [`prune_loop_state`]).
     in_stores: Vec<Vec<Inst>>,
     out_loads: Vec<Vec<Value>>,
+    /// The `out` groups copied into resident registers' places: always live.
+    copied_out: Vec<usize>,
     /// What is known about the lanes where the loop sits (it decides blends and masks); no
     /// coherent copy encloses the loop function.
     region: Region,
@@ -146,7 +155,8 @@ pub fn prune_loop_state(func: &mut Function, fns: &mut [LoopFn], homes: &[ChunkH
     }
     for f in fns.iter_mut() {
         for (group, loads) in f.out_loads.iter().enumerate() {
-            f.state.live_out[group] = loads.iter().any(|v| liveness.contains(v));
+            f.state.live_out[group] =
+                f.copied_out.contains(&group) || loads.iter().any(|v| liveness.contains(v));
         }
     }
     drop(liveness);
@@ -185,12 +195,70 @@ impl<'a, 'f> Translator<'a, 'f> {
         regs.iter().enumerate().filter_map(|(g, r)| Some((g, *self.wave.in_memory.get(r)?))).collect()
     }
 
-    /// Copy the wave's vectors at `from` to `to` (see [`Translator::load_vectors`]); the loads
-    /// and the stores.
-    fn copy_vectors(&mut self, from: (Value, i32), to: (Value, i32)) -> (Vec<Value>, Vec<Inst>) {
-        let values = self.load_vectors(I32X4, from);
-        let stores = self.store_vectors(to, &values);
-        (values, stores)
+    /// Copy each group's vectors (see [`Translator::load_vectors`]) from its first place to its
+    /// second. Groups that follow each other in both places are copied as one run; a run
+    /// longer than [`UNROLLED_COPY`] vectors is a loop (see [`Self::copy_run`]).
+    fn copy_groups(&mut self, places: &[(Place, Place)]) {
+        let stride = 16 * self.wave.n as i32;
+        let mut i = 0;
+        while i < places.len() {
+            let (from, to) = places[i];
+            let mut groups = 1;
+            while let Some(&(f, t)) = places.get(i + groups) {
+                let at = groups as i32 * stride;
+                if (f.0, t.0) != (from.0, to.0) || (f.1, t.1) != (from.1 + at, to.1 + at) {
+                    break;
+                }
+                groups += 1;
+            }
+            self.copy_run(from, to, groups * self.wave.n);
+            i += groups;
+        }
+    }
+
+    /// Copy `vectors` vectors from `from` to `to` (places that do not overlap): unrolled up to
+    /// [`UNROLLED_COPY`] (or when not a multiple of four, which resident registers, W/4 ≥ 4
+    /// vectors each, never are), else a loop of four vectors a trip. The 64 resident accumulators of
+    /// the GPU-style GEMM are 1,024 vectors at W = 64: unrolled, the three copies around its
+    /// chunk-major loop (the backup, and the bail-out's copies in and out) were a fifth of the
+    /// entry function's instructions.
+    fn copy_run(&mut self, (from, from_at): Place, (to, to_at): Place, vectors: usize) {
+        let flags = MemFlagsData::new().with_notrap();
+        let copy = |t: &mut Self, from: Value, to: Value, k: i32| {
+            let v = t.b.ins().load(I32X4, flags, from, from_at + 16 * k);
+            t.b.ins().store(flags, v, to, to_at + 16 * k);
+        };
+        const PER_TRIP: usize = 4;
+        if vectors <= UNROLLED_COPY || !vectors.is_multiple_of(PER_TRIP) {
+            for k in 0..vectors as i32 {
+                copy(self, from, to, k);
+            }
+            return;
+        }
+        let trips = vectors / PER_TRIP;
+        let head = self.b.create_block();
+        let done = self.b.create_block();
+        // A copy on a bail-out's path stays with the cold code.
+        let current = self.b.current_block().expect("a copy is made inside a block");
+        if self.b.func.layout.is_cold(current) {
+            self.b.set_cold_block(head);
+            self.b.set_cold_block(done);
+        }
+        self.b.append_block_param(head, I64);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let done_bytes = self.b.block_params(head)[0];
+        let (src, dst) = (self.b.ins().iadd(from, done_bytes), self.b.ins().iadd(to, done_bytes));
+        for k in 0..PER_TRIP as i32 {
+            copy(self, src, dst, k);
+        }
+        let next = self.b.ins().iadd_imm_s(done_bytes, 16 * PER_TRIP as i64);
+        let more = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, next, (16 * PER_TRIP * trips) as i64);
+        self.b.ins().brif(more, head, &[next.into()], done, &[]);
+        self.b.seal_block(head);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
     }
 
     /// Keep the loop's entry values of the resident registers it names: a chunk that bails out
@@ -202,9 +270,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             return;
         }
         let backup = self.resident_backup(state);
-        for (g, place) in resident {
-            self.copy_vectors(place, (backup, g as i32 * state.stride()));
-        }
+        let places: Vec<_> =
+            resident.into_iter().map(|(g, place)| (place, (backup, g as i32 * state.stride()))).collect();
+        self.copy_groups(&places);
     }
 
     /// The address of the stack area for [`Self::back_up_resident`], by `in` group.
@@ -225,24 +293,32 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) {
         let area = self.state_area(state.in_bytes() + state.out_bytes());
         let stride = state.stride();
-        let mut in_stores = self.store_groups(entry, area, 0, stride);
+        // Resident groups have no entry values here (none are in variables): their stores are
+        // the copy from the backup, never pruned.
+        let in_stores = self.store_groups(entry, area, 0, stride);
         let resident_in = self.resident_groups(&state.regs);
         if !resident_in.is_empty() {
             let backup = self.resident_backup(&state);
-            for (g, _) in resident_in {
-                let at = g as i32 * stride;
-                in_stores[g] = self.copy_vectors((backup, at), (area, at)).1;
-            }
+            let places: Vec<_> = resident_in
+                .iter()
+                .map(|&(g, _)| ((backup, g as i32 * stride), (area, g as i32 * stride)))
+                .collect();
+            self.copy_groups(&places);
         }
         let index = self.first_loop_fn + self.loop_fns.len();
         let st = self.call_helper(Helper::WaveLoop, index as u32, area, offset);
         self.check_status(st);
         let out_groups = self.state_groups(&state, true);
-        let mut out_loads = self.load_groups(&out_groups, area, state.in_bytes() as i32, stride);
-        for (g, place) in self.resident_groups(&state.written_regs) {
-            let at = state.in_bytes() as i32 + g as i32 * stride;
-            out_loads[g] = self.copy_vectors((area, at), place).0;
-        }
+        let out_loads = self.load_groups(&out_groups, area, state.in_bytes() as i32, stride);
+        // The copy back into the resident registers' places reads these outputs whatever the
+        // rest of the function reads.
+        let resident_out = self.resident_groups(&state.written_regs);
+        let copied_out: Vec<usize> = resident_out.iter().map(|&(g, _)| g).collect();
+        let places: Vec<_> = resident_out
+            .into_iter()
+            .map(|(g, place)| ((area, state.in_bytes() as i32 + g as i32 * stride), place))
+            .collect();
+        self.copy_groups(&places);
         self.loop_fns.push(LoopFn {
             index,
             func,
@@ -250,6 +326,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             state,
             in_stores,
             out_loads,
+            copied_out,
             region: Region {
                 coherent: false,
                 in_coherent_nest: false,
