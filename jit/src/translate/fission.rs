@@ -115,11 +115,85 @@ fn group_accumulators(inputs: &[StateSet]) -> Vec<Vec<usize>> {
     };
     let in_order = greedy_groups(inputs, false);
     let squares = greedy_groups(inputs, true);
-    if cost(&squares) < cost(&in_order) {
-        squares
-    } else {
-        in_order
+    let greedy = if cost(&squares) < cost(&in_order) { squares } else { in_order };
+    match outer_product_blocks(inputs, &greedy[0]) {
+        Some(blocks) if cost(&blocks) < cost(&greedy) => blocks,
+        _ => greedy,
     }
+}
+
+/// Accumulators that form an outer product (each reads one row input and one column input,
+/// every pair once: a GEMM's block of outputs) in equal blocks of rows × columns, the most
+/// accumulators a block can have with its inputs in [`PASS_VECTORS`], shaped like `like` (a
+/// group the greedy groupings made) where that shape is as large. The greedy groupings can
+/// leave a ragged end: the GPU-style GEMM's 8×8 became seven 2×4 blocks, then one of 7
+/// accumulators over 7 inputs and one of a single accumulator, whose pass ran at the latency
+/// of its one `fma` chain. None where the accumulators are not such a grid.
+fn outer_product_blocks(inputs: &[StateSet], like: &[usize]) -> Option<Vec<Vec<usize>>> {
+    let pairs: Vec<[usize; 2]> = inputs
+        .iter()
+        .map(|s| {
+            let members: Vec<usize> = s.members().collect();
+            (members.len() == 2).then(|| [members[0], members[1]])
+        })
+        .collect::<Option<_>>()?;
+    let [x, y] = *pairs.first()?;
+    let partners = |of: usize| -> Vec<usize> {
+        let mut found: Vec<usize> = pairs
+            .iter()
+            .filter_map(|&[p, q]| {
+                if p == of {
+                    Some(q)
+                } else if q == of {
+                    Some(p)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    };
+    let (rows, cols) = (partners(y), partners(x));
+    if rows.len() * cols.len() != pairs.len() || rows.iter().any(|r| cols.contains(r)) {
+        return None;
+    }
+    let mut grid = vec![vec![None; cols.len()]; rows.len()];
+    for (k, &[p, q]) in pairs.iter().enumerate() {
+        let place = |r: usize, c: usize| {
+            Some((rows.iter().position(|&v| v == r)?, cols.iter().position(|&v| v == c)?))
+        };
+        let (r, c) = place(p, q).or_else(|| place(q, p))?;
+        if grid[r][c].replace(k).is_some() {
+            return None;
+        }
+    }
+    let rows_of = |group: &[usize]| {
+        let mut used: Vec<usize> =
+            group.iter().filter_map(|&k| grid.iter().position(|row| row.contains(&Some(k)))).collect();
+        used.sort_unstable();
+        used.dedup();
+        used.len()
+    };
+    let liked = rows_of(like);
+    let fits = |(h, w): (usize, usize)| h * w + h + w <= PASS_VECTORS;
+    let shapes = (1..=rows.len()).flat_map(|h| (1..=cols.len()).map(move |w| (h, w)));
+    let (h, w) = shapes
+        .filter(|&shape| fits(shape))
+        .max_by_key(|&(h, w)| (h * w, std::cmp::Reverse(h + w), h == liked))?;
+    let mut blocks = Vec::new();
+    for r0 in (0..rows.len()).step_by(h) {
+        for c0 in (0..cols.len()).step_by(w) {
+            let mut block: Vec<usize> = Vec::new();
+            for row in &grid[r0..(r0 + h).min(rows.len())] {
+                block.extend(row[c0..(c0 + w).min(cols.len())].iter().flatten());
+            }
+            block.sort_unstable();
+            blocks.push(block);
+        }
+    }
+    Some(blocks)
 }
 
 /// One greedy grouping (see [`group_accumulators`]); `completing`: ties go to the
@@ -200,6 +274,11 @@ impl StateSet {
 
     fn len(&self) -> usize {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// The members' bit numbers, in order.
+    fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..64 * self.0.len()).filter(|&bit| self.0[bit / 64] & (1 << (bit % 64)) != 0)
     }
 }
 
@@ -305,6 +384,44 @@ mod tests {
         };
         assert_eq!(rows(&passes[0]), [0, 1]);
         assert_eq!(rows(&passes[1]), [2, 3]);
+    }
+
+    /// An 8×8 block of accumulators r8..r71 over rows a0..a7 (r72..r79) and columns b0..b7
+    /// (r80..r87), as the GPU-style GEMM has them.
+    fn gemm_8x8() -> String {
+        let mut src = String::from(
+            ".kernel k\n.registers 128\n    mov_imm r120, 16\n    mov_imm r121, 0\n    mov_imm r122, 1\n    loop\n        icmp_le p1, r120, r121\n        break p1\n",
+        );
+        for i in 0..8 {
+            src += &format!("        local_load_u32 r{}, r{}\n", 72 + i, 100 + i);
+            src += &format!("        local_load_u32 r{}, r{}\n", 80 + i, 108 + i);
+        }
+        for i in 0..8 {
+            for j in 0..8 {
+                let acc = 8 + 8 * i + j;
+                src += &format!("        fma r{acc}, r{}, r{}, r{acc}\n", 72 + i, 80 + j);
+            }
+        }
+        src += "        isub r120, r120, r122\n    endloop\n    halt\n.end\n";
+        src
+    }
+
+    #[test]
+    fn an_eight_by_eight_block_splits_in_eight_even_passes() {
+        let passes = accumulator_passes(&loop_body(&gemm_8x8())).expect("passes");
+        assert_eq!(passes.len(), 8);
+        let mut seen = Vec::new();
+        for (p, pass) in passes.iter().enumerate() {
+            let ops = ops(pass);
+            let fmas: Vec<&String> = ops.iter().filter(|o| o.starts_with("Fma")).collect();
+            // 2×4 or 4×2 outputs: 8 accumulators over the 6 inputs that fill 14 registers.
+            assert_eq!(fmas.len(), 8, "pass {p}: {ops:?}");
+            assert_eq!(ops.iter().filter(|o| o.starts_with("LocalLoad")).count(), 6, "pass {p}: {ops:?}");
+            seen.extend(fmas.into_iter().cloned());
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 64, "every accumulator in one pass");
     }
 
     #[test]
