@@ -677,11 +677,12 @@ const CHUNK_VECTOR_BUDGET: usize = 64;
 /// two dividing `n`) whose registers written and read in the body, and the masks of the loops
 /// nested in it ([`MASKS_PER_NESTED_LOOP`] per level), fit [`CHUNK_VECTOR_BUDGET`]. (Counted
 /// without the masks, a nest of 64 loops ran on the whole wave at once, and its optimized
-/// tier took 1.8 s at W = 64 in the register allocator; a vector at a time, 30 ms.) Several vectors at once make each trip's loads wider: a
-/// grid-stride loop, whose every trip jumps to another page, then touches whole cache lines
-/// per trip instead of 16 bytes of one (`bench reduction`, 16M, W = 32: 10.8-11.1 ms one
-/// vector at a time, 7.4-7.6 ms the whole wave). Register-heavy bodies (a GEMM's
-/// accumulators) keep one vector: wave-major they spill on every trip.
+/// tier took 1.8 s at W = 64 in the register allocator; a vector at a time, 30 ms.) Several
+/// vectors at once make each trip's loads wider: a grid-stride loop, whose every trip jumps to
+/// another page, then touches whole cache lines per trip instead of 16 bytes of one (`bench
+/// reduction`, 16M, W = 32: 10.8-11.1 ms one vector at a time, 7.4-7.6 ms the whole wave).
+/// Register-heavy bodies (a GEMM's accumulators) keep one vector: wave-major they spill on
+/// every trip.
 fn vectors_per_chunk(body: &[Stmt], n: usize) -> usize {
     let written = wave_isa::ir::written_state(body);
     let mut carried = vec![false; 256];

@@ -123,12 +123,12 @@ fn group_accumulators(inputs: &[StateSet]) -> Vec<Vec<usize>> {
 }
 
 /// Accumulators that form an outer product (each reads one row input and one column input,
-/// every pair once: a GEMM's block of outputs) in equal blocks of rows × columns, the most
-/// accumulators a block can have with its inputs in [`PASS_VECTORS`], shaped like `like` (a
-/// group the greedy groupings made) where that shape is as large. The greedy groupings can
-/// leave a ragged end: the GPU-style GEMM's 8×8 became seven 2×4 blocks, then one of 7
-/// accumulators over 7 inputs and one of a single accumulator, whose pass ran at the latency
-/// of its one `fma` chain. None where the accumulators are not such a grid.
+/// every pair once: a GEMM's block of outputs) in blocks of rows × columns (smaller at the
+/// edges), the most accumulators a block can have with its inputs in [`PASS_VECTORS`], shaped
+/// like `like` (a group the greedy groupings made) where that shape is as large. The greedy
+/// groupings can leave a ragged end: the GPU-style GEMM's 8×8 became seven 2×4 blocks, then
+/// one of 7 accumulators over 7 inputs and one of a single accumulator, whose pass ran at the
+/// latency of its one `fma` chain. None where the accumulators are not such a grid.
 fn outer_product_blocks(inputs: &[StateSet], like: &[usize]) -> Option<Vec<Vec<usize>>> {
     let pairs: Vec<[usize; 2]> = inputs
         .iter()
