@@ -239,8 +239,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let head = self.b.create_block();
         let done = self.b.create_block();
         // A copy on a bail-out's path stays with the cold code.
-        let current = self.b.current_block().expect("a copy is made inside a block");
-        if self.b.func.layout.is_cold(current) {
+        if self.b.current_block().is_some_and(|block| self.b.func.layout.is_cold(block)) {
             self.b.set_cold_block(head);
             self.b.set_cold_block(done);
         }
