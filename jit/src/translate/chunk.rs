@@ -869,20 +869,8 @@ fn body_is_lane_local(body: &[Stmt]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::first_loop_body as loop_body;
     use super::{loop_nesting, vectors_per_chunk};
-    use wave_isa::StmtKind;
-
-    /// The body of the kernel's first top-level loop.
-    fn loop_body(source: &str) -> Vec<wave_isa::Stmt> {
-        let (module, _) = wave_isa::module::load_bytes(source.as_bytes(), "k.wave").expect("assembles");
-        let body = &module.kernels[0].funcs[0].body;
-        body.iter()
-            .find_map(|s| match &s.kind {
-                StmtKind::Loop { body, .. } => Some(body.clone()),
-                _ => None,
-            })
-            .expect("a loop")
-    }
 
     /// A loop of `depth` levels, each counting r2 up and breaking where it passes the lane's
     /// thread id.

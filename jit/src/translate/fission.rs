@@ -313,19 +313,8 @@ fn written_state(s: &Stmt) -> StateSet {
 
 #[cfg(test)]
 mod tests {
+    use super::super::first_loop_body as loop_body;
     use super::*;
-
-    fn loop_body(source: &str) -> Vec<Stmt> {
-        let (module, _) =
-            wave_isa::module::load_bytes(source.as_bytes(), "k.wave").unwrap_or_else(|e| panic!("{e}"));
-        let mut body = None;
-        wave_isa::ir::walk_block(&module.kernels[0].funcs[0].body, 0, &mut |s, _| {
-            if let StmtKind::Loop { body: b, .. } = &s.kind {
-                body.get_or_insert_with(|| b.clone());
-            }
-        });
-        body.expect("a loop")
-    }
 
     fn ops(pass: &[Stmt]) -> Vec<String> {
         pass.iter()

@@ -218,10 +218,10 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Copy `vectors` vectors from `from` to `to` (places that do not overlap): unrolled up to
     /// [`UNROLLED_COPY`] (or when not a multiple of four, which resident registers, W/4 ≥ 4
-    /// vectors each, never are), else a loop of four vectors a trip. The 64 resident accumulators of
-    /// the GPU-style GEMM are 1,024 vectors at W = 64: unrolled, the three copies around its
-    /// chunk-major loop (the backup, and the bail-out's copies in and out) were a fifth of the
-    /// entry function's instructions.
+    /// vectors each, never are), else a loop of four vectors a trip. The 64 resident
+    /// accumulators of the GPU-style GEMM are 1,024 vectors at W = 64: unrolled, the three
+    /// copies around its chunk-major loop (the backup, and the bail-out's copies in and out)
+    /// were a fifth of the entry function's instructions.
     fn copy_run(&mut self, (from, from_at): Place, (to, to_at): Place, vectors: usize) {
         let flags = MemFlagsData::new().with_notrap();
         let copy = |t: &mut Self, from: Value, to: Value, k: i32| {

@@ -1137,6 +1137,21 @@ pub(super) fn used_registers(kernel: &Kernel) -> Vec<bool> {
     used
 }
 
+/// The body of the first loop (depth first) of `source`'s first kernel: for the unit tests of
+/// the loop rules (`chunk`, `fission`).
+#[cfg(test)]
+fn first_loop_body(source: &str) -> Vec<wave_isa::Stmt> {
+    let (module, _) =
+        wave_isa::module::load_bytes(source.as_bytes(), "k.wave").unwrap_or_else(|e| panic!("{e}"));
+    let mut body = None;
+    wave_isa::ir::walk_block(&module.kernels[0].funcs[0].body, 0, &mut |s, _| {
+        if let StmtKind::Loop { body: b, .. } = &s.kind {
+            body.get_or_insert_with(|| b.clone());
+        }
+    });
+    body.expect("a loop")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
