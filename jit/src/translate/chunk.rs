@@ -605,7 +605,12 @@ impl Translator<'_, '_> {
     /// Whether the load at `pc` was bounds-checked for every trip at its chunk-major loop's
     /// entry (see [`super::loop_bounds`]).
     pub fn checked_at_entry(&self, pc: u32) -> bool {
-        self.chunk_loop.as_ref().is_some_and(|c| c.checked_at_entry.contains(&pc))
+        self.checked_load(pc).is_some()
+    }
+
+    /// The load at `pc` if its chunk-major loop's entry checked its every address.
+    pub fn checked_load(&self, pc: u32) -> Option<&wave_isa::analysis::induction::RangedLoad> {
+        self.chunk_loop.as_ref()?.checked_at_entry.iter().find(|l| l.pc == pc)
     }
 
     /// Where a possible fault in a chunk-major loop leaves for its wave-major copy (none

@@ -38,7 +38,7 @@ impl Translator<'_, '_> {
         body: &[Stmt],
         func: FuncId,
         bail: Block,
-    ) -> Vec<u32> {
+    ) -> Vec<RangedLoad> {
         if !self.flags.checked {
             return Vec::new();
         }
@@ -54,7 +54,40 @@ impl Translator<'_, '_> {
         let go = self.b.create_block();
         self.b.ins().brif(ok, go, &[], bail, &[]);
         self.continue_in(go);
-        ranges.loads.iter().map(|l| l.pc).collect()
+        ranges.loads
+    }
+
+    /// Lane 0's address in each vector in view for the load at `pc` as the exact 64-bit sum
+    /// of its address's terms (an I64 offset from the memory's base), where the test at
+    /// entry shows that this sum is the address: every lane runs the load (`full`: lane 0 is
+    /// one the test covered), no term is subtracted and the induction register never steps
+    /// down. The test put each running lane's `iv₀ + j·s + Σ addends` inside `[0, limit)` for
+    /// every `j` the load can see; with only added, non-negative terms every partial sum lies
+    /// below that total, so no 32-bit add on the way wrapped (the induction register's own
+    /// value included). Unlike the 32-bit address, the sum lets constant terms fold into the
+    /// access (`0x400(%base,%iv)`, not an `lea` per load: seven a trip in the tiled GEMM's
+    /// inner loop). None otherwise.
+    pub fn exact_lane0_offsets(&mut self, pc: u32) -> Option<Vec<Value>> {
+        if !self.full {
+            return None;
+        }
+        let address = self.checked_load(pc)?.address.clone();
+        if address.addends.iter().any(|&(_, subtract)| subtract) || address.iv.is_some_and(|(_, s)| s < 0) {
+            return None;
+        }
+        let terms = address.iv.map(|(r, _)| r).into_iter().chain(address.addends.iter().map(|&(r, _)| r));
+        let mut sums: Vec<Option<Value>> = vec![None; self.wave.n];
+        for r in terms {
+            for (sum, v) in sums.iter_mut().zip(self.reg(r as u32)) {
+                let lane0 = self.lane0(v);
+                let wide = self.b.ins().uextend(I64, lane0);
+                *sum = Some(match *sum {
+                    Some(s) => self.b.ins().iadd(s, wide),
+                    None => wide,
+                });
+            }
+        }
+        sums.into_iter().collect()
     }
 
     /// The most trips a running lane can make (I64), and whether that bound holds (an i8: no

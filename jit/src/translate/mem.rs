@@ -137,11 +137,17 @@ impl Translator<'_, '_> {
         let nregs = (bytes / 4).max(1) as usize;
         let width = bytes.min(4);
         let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(self.wave.n); nregs];
+        let exact = self.exact_lane0_offsets(pc);
         for k in 0..self.wave.n {
-            let first = self.first_active_address(pc, addr[k], mask[k], AddressShape::Same);
-            // Checked with every lane active, the address passed its bounds check: no mask.
-            let wrap = local && !(self.flags.checked && self.full);
-            let p = self.scalar_pointer(base, first, wrap);
+            let p = match &exact {
+                Some(offsets) => self.b.ins().iadd(base, offsets[k]),
+                None => {
+                    let first = self.first_active_address(pc, addr[k], mask[k], AddressShape::Same);
+                    // Checked with every lane active, the address passed its bounds check: no mask.
+                    let wrap = local && !(self.flags.checked && self.full);
+                    self.scalar_pointer(base, first, wrap)
+                }
+            };
             for (i, regs) in out.iter_mut().enumerate() {
                 let word = self.load_word(width, p, 4 * i as i32);
                 regs.push(self.b.ins().splat(I32X4, word));
@@ -158,6 +164,13 @@ impl Translator<'_, '_> {
     /// out instead). Checked code whose bounds check lane 0 decides needs no such test: lane 0
     /// passed it with 16 bytes of room.
     fn load_consecutive(&mut self, pc: u32, addr: &[Value], mask: &[Value], local: bool) -> Vec<Value> {
+        // The entry test bounds each lane's word, so lane 0's 16 bytes hold the four unless
+        // they cross 2^32 on a device whose window wraps (`lane0_decides`).
+        if let Some(offsets) = self.lane0_decides(pc, local).then(|| self.exact_lane0_offsets(pc)).flatten() {
+            let base = self.memory_base(local);
+            let pointers: Vec<Value> = offsets.iter().map(|&o| self.b.ins().iadd(base, o)).collect();
+            return pointers.iter().map(|&p| self.b.ins().load(I32X4, plain_memory(), p, 0)).collect();
+        }
         let firsts: Vec<Value> = (0..self.wave.n)
             .map(|k| self.first_active_address(pc, addr[k], mask[k], AddressShape::Consecutive))
             .collect();

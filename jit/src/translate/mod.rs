@@ -240,8 +240,8 @@ pub struct ChunkLoop {
     /// Accumulators whose NaN test waits for the loop's end (see
     /// `chunk::nan_sticky_accumulators`).
     pub nan_deferred: Vec<u32>,
-    /// Offsets of the loads whose every address the loop's entry checked.
-    pub checked_at_entry: Vec<u32>,
+    /// The loads whose every address the loop's entry checked, with their addresses' forms.
+    pub checked_at_entry: Vec<wave_isa::analysis::induction::RangedLoad>,
 }
 
 /// A lane-wise fold of 32-bit lanes (a wave reduction, the range of a loop's addresses).
