@@ -1,5 +1,8 @@
-//! Run one GEMM kernel a fixed number of times (for `perf stat` A/B comparisons).
-//! `KERNEL=tiled|gpu N=512 REPS=20 cargo run --release -p wave-jit-benches --example gemm_reps`
+//! One GEMM kernel's fastest of a fixed number of runs, on one JIT worker, optimized tier only:
+//! for comparing two builds side by side (`bench` repeats for a time budget, so two builds
+//! make different numbers of runs in a noisy sitting).
+//!
+//! `KERNEL=tiled|gpu|naive N=512 REPS=20 cargo run --release -p wave-jit-benches --example gemm_reps`
 use wave_benches::kernels::GemmKernel;
 use wave_benches::workloads::{run_gemm, GemmProblem, Repeat, RunOptions};
 
