@@ -283,6 +283,10 @@ pub enum Helper {
     WaveLoop,
     /// A call nested deeper than `MAX_CALL_DEPTH` ran.
     CallDepth,
+    /// Hints the cache to fetch the `op` host addresses listed (as u64s) at the address
+    /// passed as `exec_bits`: never reads or writes what they point to, never faults, always
+    /// returns 0.
+    Prefetch,
 }
 
 /// Bytes of stack kept free below the frame of compiled code: the Rust helpers it calls and

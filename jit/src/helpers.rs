@@ -38,6 +38,7 @@ pub fn address(helper: Helper) -> usize {
         Helper::CountLanes => count_lanes,
         Helper::WaveLoop => wave_loop,
         Helper::CallDepth => call_depth,
+        Helper::Prefetch => prefetch,
     };
     function as usize
 }
@@ -583,4 +584,36 @@ pub extern "C" fn call_depth(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc: u32) -
         host.fault = Some(Fault::at(pc, RunErrorKind::CallDepth { limit: wave_isa::ir::MAX_CALL_DEPTH }));
         status::ERROR
     })
+}
+
+/// Prefetch the `count` host addresses listed at `list` ([`Helper::Prefetch`]): the compiled
+/// code's guesses of where a loop's device loads go next trip. A prefetch is a hint: it never
+/// faults, whatever the address, and changes no memory, so a wrong guess costs only time.
+pub extern "C" fn prefetch(_ctx: *mut WaveCtx, count: u32, list: u64, _pc: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    for i in 0..count as usize {
+        // SAFETY: compiled code passes a stack area it wrote `count` addresses into just
+        // before the call (`translate::prefetch`), 8-byte aligned; it is live for the call.
+        let address = unsafe { (list as *const u64).add(i).read() };
+        // SAFETY: `_mm_prefetch` is a cache hint on an address, never a memory access: it
+        // cannot fault or touch memory whatever the address (SSE, always on x86_64).
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address as *const i8)
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (count, list);
+    0
+}
+
+#[cfg(test)]
+mod prefetch_tests {
+    /// Whatever the guesses, the helper only hints: unmapped, null and kernel addresses do
+    /// not fault.
+    #[test]
+    fn prefetching_any_address_does_not_fault() {
+        let wild: [u64; 5] = [0, 1, 0x1000, 0xffff_8000_0000_0000, u64::MAX];
+        let st = super::prefetch(std::ptr::null_mut(), wild.len() as u32, wild.as_ptr() as u64, 0);
+        assert_eq!(st, 0);
+    }
 }

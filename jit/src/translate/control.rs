@@ -81,6 +81,7 @@ impl Translator<'_, '_> {
                 rest = &rest[run..];
             } else {
                 self.stmt(first, func)?;
+                self.prefetch_after(first.offset);
                 rest = &rest[1..];
             }
         }
@@ -506,7 +507,10 @@ impl Translator<'_, '_> {
             divergent_loops: (waves + diverges.0 as u32, vectors + diverges.1 as u32),
             ..self.region
         };
+        let prefetch = self.prefetch_plan(body);
+        let outer_prefetch = std::mem::replace(&mut self.prefetch, prefetch);
         let result = self.in_region(body_region, |t| t.block(body, func));
+        self.prefetch = outer_prefetch;
         let Some(Frame::Loop { masked_exit, latch, mut exit, .. }) = self.cf.frames.pop() else {
             return Err(JitError::Codegen(format!("loop frame at byte 0x{offset:x} lost")));
         };

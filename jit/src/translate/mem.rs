@@ -52,6 +52,9 @@ impl Translator<'_, '_> {
         if self.flags.checked && !self.checked_at_entry(pc) {
             self.bounds_check(inst, pc, shape, &addr, &mask);
         }
+        if !local {
+            self.guess_next_addresses(pc, &addr);
+        }
         let vals = match shape {
             AddressShape::Scattered => match self.local_load_stride(inst, pc, local, bytes) {
                 Some(stride) => vec![self.load_strided_local(&addr, stride)],

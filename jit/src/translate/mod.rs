@@ -27,6 +27,7 @@ pub mod loop_fn;
 pub mod mem;
 pub mod phases;
 pub mod pred_forms;
+pub mod prefetch;
 pub mod rules;
 pub mod shadow;
 pub mod temporaries;
@@ -133,6 +134,8 @@ pub struct Translator<'a, 'f> {
     pub func: FuncId,
     /// In a chunk-major loop or `if` (see [`chunk`]): what its translation knows about it.
     pub chunk_loop: Option<ChunkLoop>,
+    /// In the body of a loop whose device loads prefetch their next tiles ([`prefetch`]).
+    pub prefetch: Option<prefetch::PrefetchPlan>,
     /// The stack homes of run-time chunk loops so far (see [`chunk::ChunkHome`]).
     pub chunk_homes: Vec<chunk::ChunkHome>,
     /// In a chunk-major loop: values kept as scalars (see [`shadow`]).
@@ -166,6 +169,9 @@ struct StackAreas {
     /// Where a chunk-major loop keeps the entry values of the resident registers it names,
     /// for its bail-out (see [`chunk::memory_resident_registers`]).
     resident_backup: Option<StackSlot>,
+    /// The last addresses and next guesses of staging loops' prefetches (see [`prefetch`]):
+    /// shared by nested ones, which only makes an outer loop's guesses worse.
+    prefetch: Option<StackSlot>,
 }
 
 /// Variables whose scope ended, by type, and how many were declared (new ones, not reused).
@@ -375,6 +381,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             op_guarded: false,
             func: 0,
             chunk_loop: None,
+            prefetch: None,
             chunk_homes: Vec::new(),
             shadows: shadow::Shadows::default(),
             pred_forms: pred_forms::PredForms::new(),
