@@ -592,8 +592,9 @@ pub extern "C" fn call_depth(ctx: *mut WaveCtx, _op: u32, _exec: u64, pc: u32) -
 pub extern "C" fn prefetch(_ctx: *mut WaveCtx, count: u32, list: u64, _pc: u32) -> u32 {
     #[cfg(target_arch = "x86_64")]
     for i in 0..count as usize {
-        // SAFETY: compiled code passes a stack area it wrote `count` addresses into just
-        // before the call (`translate::prefetch`), 8-byte aligned; it is live for the call.
+        // SAFETY: compiled code passes a stack area of at least `count` u64s, 16-byte aligned
+        // and live for the call, all written: zeroed at its loop's entry, then guesses
+        // (`translate::prefetch`).
         let address = unsafe { (list as *const u64).add(i).read() };
         // SAFETY: `_mm_prefetch` is a cache hint on an address, never a memory access: it
         // cannot fault or touch memory whatever the address (SSE, always on x86_64).

@@ -474,6 +474,9 @@ impl Translator<'_, '_> {
         }
         let at_header = self.pending;
         let masks = self.loop_begin(contains_loop(body), has_own_continue(body));
+        // Before the loop and its coherent copy, which run the same loads.
+        let prefetch = self.prefetch_plan(body);
+        let outer_prefetch = std::mem::replace(&mut self.prefetch, prefetch);
         let header = self.b.create_block();
         let latch = self.join();
         let exit = self.join();
@@ -507,8 +510,6 @@ impl Translator<'_, '_> {
             divergent_loops: (waves + diverges.0 as u32, vectors + diverges.1 as u32),
             ..self.region
         };
-        let prefetch = self.prefetch_plan(body);
-        let outer_prefetch = std::mem::replace(&mut self.prefetch, prefetch);
         let result = self.in_region(body_region, |t| t.block(body, func));
         self.prefetch = outer_prefetch;
         let Some(Frame::Loop { masked_exit, latch, mut exit, .. }) = self.cf.frames.pop() else {

@@ -43,7 +43,7 @@ pub struct PrefetchPlan {
 impl Translator<'_, '_> {
     /// The prefetch plan of a loop with this body, or None: in a chunk-major loop (which has
     /// no barrier), or for a body without a `barrier` or without a device load outside nested
-    /// loops ([`staging_loads`]).
+    /// loops ([`staging_loads`]). Called before the loop: its guesses start at 0.
     pub fn prefetch_plan(&mut self, body: &[Stmt]) -> Option<PrefetchPlan> {
         if self.chunk_loop.is_some() {
             return None;
@@ -53,6 +53,11 @@ impl Translator<'_, '_> {
         loads.truncate(MOST_PREFETCHES / vectors.len());
         let entries = loads.len() * vectors.len();
         let area = super::grown_slot(&mut self.b, &mut self.areas.prefetch, (12 * MOST_PREFETCHES) as u32);
+        // The helper reads every guess: a load that has not run yet (one in an `if`) leaves 0.
+        let zero = self.b.ins().iconst(I64, 0);
+        for entry in 0..entries {
+            self.b.ins().stack_store(I64, zero, area, 8 * entry as i32);
+        }
         let sites = loads.iter().enumerate().map(|(i, &pc)| (pc, i * vectors.len())).collect();
         Some(PrefetchPlan { sites, vectors, area, entries, call_after, func: self.func })
     }
