@@ -171,8 +171,13 @@ impl Translator<'_, '_> {
         // they cross 2^32 on a device whose window wraps (`lane0_decides`).
         if let Some(offsets) = self.lane0_decides(pc, local).then(|| self.exact_lane0_offsets(pc)).flatten() {
             let base = self.memory_base(local);
-            let pointers: Vec<Value> = offsets.iter().map(|&o| self.b.ins().iadd(base, o)).collect();
-            return pointers.iter().map(|&p| self.b.ins().load(I32X4, plain_memory(), p, 0)).collect();
+            return offsets
+                .iter()
+                .map(|&o| {
+                    let pointer = self.b.ins().iadd(base, o);
+                    self.b.ins().load(I32X4, plain_memory(), pointer, 0)
+                })
+                .collect();
         }
         let firsts: Vec<Value> = (0..self.wave.n)
             .map(|k| self.first_active_address(pc, addr[k], mask[k], AddressShape::Consecutive))
@@ -387,7 +392,7 @@ impl Translator<'_, '_> {
     }
 
     /// Base pointer of device memory or of the worker's local buffer.
-    fn memory_base(&mut self, local: bool) -> Value {
+    pub(super) fn memory_base(&mut self, local: bool) -> Value {
         let off = if local { self.env.local_base_offset() } else { self.env.device_base_offset() };
         self.load_workgroup_field(I64, off)
     }

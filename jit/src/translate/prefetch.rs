@@ -71,7 +71,7 @@ impl Translator<'_, '_> {
             return;
         }
         let (vectors, area) = (plan.vectors.clone(), plan.area);
-        let base = self.load_workgroup_field(I64, self.env.device_base_offset());
+        let base = self.memory_base(false);
         for (i, &k) in vectors.iter().enumerate() {
             let entry = (first + i) as i32;
             let now = self.lane0(addr[k]);
