@@ -153,7 +153,10 @@ impl Translator<'_, '_> {
             };
             for (i, regs) in out.iter_mut().enumerate() {
                 let word = self.load_word(width, p, 4 * i as i32);
-                regs.push(self.b.ins().splat(I32X4, word));
+                let splat = self.b.ins().splat(I32X4, word);
+                // A scalar op or address that reads it takes the word, not its lane 0.
+                self.note_lane0(splat, word);
+                regs.push(splat);
             }
         }
         out

@@ -14,9 +14,10 @@
 //!   any number of vectors in view), which runs only while every lane is active, and whose
 //!   `break` test is decided on scalars where it can be ([`Translator::scalar_leave_test`]).
 //!
-//! Every write to a shadowed value is then unguarded, covers every lane, and is computed by
-//! the scalar op on lane 0 (lane-wise ops commute with taking lane 0); the analysis says the
-//! result keeps the planned stride (and for the coherent copy, the op's own stride rule is
+//! Every write to a shadowed value then covers every lane (or, under a uniform guard, every
+//! lane or none: the scalar selects by the guard's lane 0), and is computed by the scalar op
+//! on lane 0 (lane-wise ops commute with taking lane 0); the analysis says the result keeps
+//! the planned stride (and for the coherent copy, the op's own stride rule is
 //! checked against it). Where shadows start, a value that some read may see from before is
 //! checked against its planned form (a mismatch takes the loop's bail-out, or the masked loop
 //! for a coherent copy); a value written before any read is not, and its entry vectors are
@@ -143,7 +144,10 @@ impl SeenState {
         may_write: bool,
     ) -> bool {
         let Some(info) = shapes.get(func, s.offset) else { return false };
-        let scalar_write = may_write && s.guard.is_none() && super::rules::has_scalar_form(inst.op);
+        // A guarded write fits too where its result does: the analysis makes the result of
+        // a write under a varying guard varying, and under a uniform one (every lane in view
+        // runs it, or none) joins it with the old value ([`Translator::scalar_op`] selects).
+        let scalar_write = may_write && super::rules::has_scalar_form(inst.op);
         for ((spec, _), value) in inst.operands().zip(&info.operands) {
             let index = inst.slot_value(spec.slot);
             let uniform = |v: Option<Shape>| Seen::of(v.filter(|v| v.is_uniform()));
@@ -277,8 +281,8 @@ impl Translator<'_, '_> {
 
     /// The shadows of the coherent copy of the loop with this body (see `coherent_loop` in
     /// [`super::control`]): registers that are `base + lane × stride` across the lanes in
-    /// view, by the wave analysis, whose every write in the body is an unguarded op at its top
-    /// level with a scalar form. The copy runs only while every lane is active, so such a
+    /// view, by the wave analysis, whose every write in the body is an op at its top level
+    /// with a scalar form (unguarded, or under a guard the analysis finds uniform). The copy runs only while every lane is active, so such a
     /// write covers every lane; the stride each write leaves is checked here against the
     /// stride the op computes from its inputs' strides (what does not fit stays a vector),
     /// and the values a read may see from before the loop are checked at run time when the
@@ -484,11 +488,12 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// Note that an unchecked value has been written.
-    fn mark_written(&mut self, entry: Option<Variable>) {
+    /// Note that an unchecked value has been written (under a guard: where it holds).
+    fn mark_written(&mut self, entry: Option<Variable>, guard: Option<(Value, bool)>) {
         if let Some(flag) = entry {
             let yes = self.b.ins().iconst(I8, 1);
-            self.b.def_var(flag, yes);
+            let written = self.guarded(guard, flag, yes);
+            self.b.def_var(flag, written);
         }
     }
 
@@ -621,13 +626,17 @@ impl Translator<'_, '_> {
         })
     }
 
-    /// Compute a write to a shadowed value on lane 0 only.
+    /// Compute a write to a shadowed value on lane 0 only. Under a guard (uniform: the plan
+    /// admits only writes whose result keeps the form, and a varying guard's does not) the
+    /// new value is selected by the guard's lane 0, the old one kept where it fails.
     pub fn scalar_op(&mut self, inst: &Instruction, pc: u32) -> Result<(), JitError> {
-        if !self.full || inst.guard.is_some() {
+        let every_lane = if inst.guard.is_some() { self.exec_is_full(pc) } else { self.full };
+        if !every_lane {
             return Err(JitError::Codegen(format!(
                 "internal: shadowed write under a partial mask at byte 0x{pc:x}"
             )));
         }
+        let guard = inst.guard.map(|g| self.scalar_guard(g));
         // The register inputs' lane 0, in operand order.
         let inputs: Vec<u32> = inst
             .operands()
@@ -654,9 +663,10 @@ impl Translator<'_, '_> {
             let holds = self.b.ins().icmp(cc, arg(0)?, arg(1)?);
             let mask = self.b.ins().bmask(I32, holds);
             let var = self.shadows.preds[&(inst.rd as u32)];
+            let mask = self.guarded(guard, var, mask);
             self.b.def_var(var, mask);
             let entry = self.shadows.pred_entries.get(&(inst.rd as u32)).map(|(flag, _)| *flag);
-            self.mark_written(entry);
+            self.mark_written(entry, guard);
             return Ok(());
         }
         let Some(value) = self.scalar_form(inst, &x) else {
@@ -666,10 +676,32 @@ impl Translator<'_, '_> {
             )));
         };
         let (var, _) = self.shadows.regs[&(inst.rd as u32)];
+        let value = self.guarded(guard, var, value);
         self.b.def_var(var, value);
         let entry = self.shadows.reg_entries.get(&(inst.rd as u32)).map(|(flag, _)| *flag);
-        self.mark_written(entry);
+        self.mark_written(entry, guard);
         Ok(())
+    }
+
+    /// Whether a uniform guard holds, as a scalar (`(mask, negated)`: the predicate's lane 0,
+    /// all ones or zero, and whether the guard negates it).
+    fn scalar_guard(&mut self, g: PredRef) -> (Value, bool) {
+        let mask = match self.shadows.preds.get(&(g.index as u32)) {
+            Some(&var) => self.b.use_var(var),
+            None => {
+                let v = self.pred(g.index as u32)[0];
+                self.lane0(v)
+            }
+        };
+        (mask, g.negated)
+    }
+
+    /// `new` where `guard` holds (or there is none), else the value `var` holds now.
+    fn guarded(&mut self, guard: Option<(Value, bool)>, var: Variable, new: Value) -> Value {
+        let Some((mask, negated)) = guard else { return new };
+        let old = self.b.use_var(var);
+        let (then, otherwise) = if negated { (old, new) } else { (new, old) };
+        self.b.ins().select(mask, then, otherwise)
     }
 }
 
