@@ -298,6 +298,9 @@ pub struct Analyses {
     waves: Uniformity,
     costs: CostModel,
     unblended: HashSet<(u32, StateRef)>,
+    /// The registers and predicates a cross-lane op (wave op, MMA) names, in any function:
+    /// the only ones whose values in lanes that do not run can be read.
+    cross_lane: HashSet<StateRef>,
     /// Some `halt` may stop part of a vector's lanes, which then keep stale values.
     partial_halts: bool,
     /// The kernel has no loop (see [`Translator::load_workgroup_field`]).
@@ -318,6 +321,7 @@ impl Analyses {
             }),
             costs: CostModel::new(kernel),
             unblended: temporaries::unblended_writes(kernel),
+            cross_lane: kernel.funcs.iter().flat_map(|f| temporaries::cross_lane_state(&f.body)).collect(),
             partial_halts: partial_halts(kernel),
             loop_free: is_loop_free(kernel),
         }
@@ -700,9 +704,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Whether the op being translated may write `state` in every lane, with no blend: every
-    /// lane runs it, or what it leaves in the others is never read (see [`temporaries`]).
+    /// lane runs it, or what it leaves in the others is never read: a loop temporary (see
+    /// [`temporaries`]), or a value no cross-lane op names written where every live lane runs
+    /// (the lanes past the threads of a partial last wave never run and never become live, so
+    /// only a wave op, reading another lane's stale value, could see what they hold).
     fn writes_every_lane(&self, state: StateRef) -> bool {
-        self.full || !self.op_guarded && self.unblended().contains(&(self.op_offset, state))
+        self.full
+            || !self.op_guarded
+                && (self.unblended().contains(&(self.op_offset, state))
+                    || !self.analyses.cross_lane.contains(&state)
+                        && self.every_live_lane_runs(self.op_offset))
     }
 
     /// `mask ? new : old`, lane by lane.
@@ -788,9 +799,14 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// inlined call (a uniform `return` empties the mask), not in a maybe-empty region, and
     /// not divergent by the analysis. Real branches for uniform control keep this exact.
     pub fn exec_is_full(&self, offset: u32) -> bool {
+        self.region.coherent || self.view.all_live && self.every_live_lane_runs(offset)
+    }
+
+    /// Whether every live lane runs the statement ([`Translator::exec_is_full`] but for lanes
+    /// that are not live: those past the threads of a partial last wave).
+    fn every_live_lane_runs(&self, offset: u32) -> bool {
         self.region.coherent
-            || self.view.all_live
-                && !self.analyses.partial_halts
+            || !self.analyses.partial_halts
                 && !self.region.maybe_empty
                 && self.region.divergent_loops.0 == 0
                 && !self.inside_call()
