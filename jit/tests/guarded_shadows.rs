@@ -4,8 +4,9 @@
 //! fails, instead of the register staying a vector blended lane by lane. Driven in a
 //! chunk-major loop and in the coherent copy of a loop with a divergent exit, with guards of
 //! both polarities that change between trips, a guarded compare, an affine register, and a
-//! register written only under a guard that may never hold (it keeps its entry value). Each is compared with the interpreter at every width, with
-//! full and partial waves, on one and two worker threads; and the chunk-major loop's code
+//! register written only under a guard that may never hold (it keeps its entry value). Each
+//! is compared with the interpreter at every width, with full and partial waves, on one and
+//! two worker threads; and the chunk-major loop's code
 //! must not blend the guarded register per vector.
 
 mod common;
@@ -68,7 +69,16 @@ const EPILOGUE: &str = "
 /// A loop of `r4` trips, the same in every lane, with nothing but register ops: chunk-major.
 fn chunk_major_kernel(body: &str) -> String {
     format!(
-        ".kernel guarded_chunk\n{PROLOGUE}\n    loop\n        ucmp_lt p2, r21, r4\n        break !p2\n{body}\n    endloop\n{EPILOGUE}\n.end\n"
+        ".kernel guarded_chunk
+{PROLOGUE}
+    loop
+        ucmp_lt p2, r21, r4
+        break !p2
+{body}
+    endloop
+{EPILOGUE}
+.end
+"
     )
 }
 
@@ -76,7 +86,21 @@ fn chunk_major_kernel(body: &str) -> String {
 /// coherent copy runs while every lane is in, the masked loop after.
 fn coherent_kernel() -> String {
     format!(
-        ".kernel guarded_coherent\n{PROLOGUE}\n    mov_imm r17, 0x4000\n    iadd r17, r17, r15\n    mov r18, r12\n    loop\n        ucmp_lt p2, r18, r4\n        break !p2\n{GUARDED_BODY}\n        device_store_u32 r17, r22\n        iadd r18, r18, r25\n    endloop\n{EPILOGUE}\n.end\n"
+        ".kernel guarded_coherent
+{PROLOGUE}
+    mov_imm r17, 0x4000
+    iadd r17, r17, r15
+    mov r18, r12
+    loop
+        ucmp_lt p2, r18, r4
+        break !p2
+{GUARDED_BODY}
+        device_store_u32 r17, r22
+        iadd r18, r18, r25
+    endloop
+{EPILOGUE}
+.end
+"
     )
 }
 

@@ -11,8 +11,9 @@ use common::{check_completes, full_and_partial_waves, two_workgroups, WIDTHS};
 use wave_jit_codegen::snapshot::lowering_summary;
 
 /// `out[g]` = a few lane-wise results of loaded values (registers and a predicate no wave op
-/// names, the predicate guarding a store), then `r9` shuffled from lane `lane ^ 1`: where that lane does not run, the shuffle reads `r9`'s
-/// stale value, the `--set-reg` one (`r9` is written in the running lanes only).
+/// names, the predicate guarding a store), then `r9` shuffled from lane `lane ^ 1`: where
+/// that lane does not run, the shuffle reads `r9`'s stale value, the `--set-reg` one (`r9` is
+/// written in the running lanes only).
 const STRAIGHT: &str = "
 .kernel straight
     mov_sr r1, sr_workgroup_id_x

@@ -17,8 +17,8 @@
 //! Every write to a shadowed value then covers every lane (or, under a uniform guard, every
 //! lane or none: the scalar selects by the guard's lane 0), and is computed by the scalar op
 //! on lane 0 (lane-wise ops commute with taking lane 0); the analysis says the result keeps
-//! the planned stride (and for the coherent copy, the op's own stride rule is
-//! checked against it). Where shadows start, a value that some read may see from before is
+//! the planned stride (and for the coherent copy, the op's own stride rule is checked
+//! against it). Where shadows start, a value that some read may see from before is
 //! checked against its planned form (a mismatch takes the loop's bail-out, or the masked loop
 //! for a coherent copy); a value written before any read is not, and its entry vectors are
 //! kept for an exit taken before it was written.
@@ -282,8 +282,9 @@ impl Translator<'_, '_> {
     /// The shadows of the coherent copy of the loop with this body (see `coherent_loop` in
     /// [`super::control`]): registers that are `base + lane × stride` across the lanes in
     /// view, by the wave analysis, whose every write in the body is an op at its top level
-    /// with a scalar form (unguarded, or under a guard the analysis finds uniform). The copy runs only while every lane is active, so such a
-    /// write covers every lane; the stride each write leaves is checked here against the
+    /// with a scalar form (unguarded, or under a guard the analysis finds uniform). The copy
+    /// runs only while every lane is active, so such a write covers every lane (or, guarded,
+    /// every lane or none); the stride each write leaves is checked here against the
     /// stride the op computes from its inputs' strides (what does not fit stays a vector),
     /// and the values a read may see from before the loop are checked at run time when the
     /// copy starts. `None` inside other shadows, or where nothing would be kept as a scalar.
