@@ -192,7 +192,7 @@ impl Translator<'_, '_> {
         // The wave-major function starts from the loop's entry (its first trip is counted
         // here, what it leaves pending is the caller's).
         self.pending = at_header;
-        self.call_wave_major(offset, func, state, &entry);
+        self.call_wave_major(offset, func, state, &entry, None, super::loop_fn::ResidentEntry::Backup);
         self.b.ins().jump(done, &[]);
         self.continue_in(done);
         self.pending = after;

@@ -66,6 +66,8 @@ impl Translator<'_, '_> {
     pub fn block(&mut self, stmts: &[Stmt], func: FuncId) -> Result<(), JitError> {
         let forms_before = self.pred_forms.clone();
         let mut rest = stmts;
+        // Statements to pass before a store run may start (see `store_run_len`).
+        let mut no_run_for = 0;
         while let Some(first) = rest.first() {
             self.func = func;
             // Consecutive NaN-order-sensitive float ops share one NaN test (see `float_run`).
@@ -73,17 +75,26 @@ impl Translator<'_, '_> {
             // Source locations tie the CLIF of a dump (WAVE_JIT_DUMP) to statement offsets
             // (`stmt` is reached only from here; nested blocks set their own).
             self.b.set_srcloc(SourceLoc::new(first.offset));
-            if run > 0 {
+            let store_run = match no_run_for {
+                0 => self.store_run_len(rest).map_err(|members| no_run_for = members).ok(),
+                _ => None,
+            };
+            let taken = if let Some(len) = store_run {
+                self.store_run(&rest[..len], func)?;
+                len
+            } else if run > 0 {
                 for s in &rest[..run] {
                     self.count(cost::opening(s));
                 }
                 self.float_run(&rest[..run])?;
-                rest = &rest[run..];
+                run
             } else {
                 self.stmt(first, func)?;
                 self.prefetch_after(first.offset);
-                rest = &rest[1..];
-            }
+                1
+            };
+            rest = &rest[taken..];
+            no_run_for = no_run_for.saturating_sub(taken);
         }
         // Forms recorded here do not dominate what follows the list.
         self.materialize_pred_forms_since(&forms_before);

@@ -35,8 +35,10 @@ pub struct LoopFn {
     /// Its number (the `op` its helper call passes).
     pub index: usize,
     pub func: FuncId,
-    /// Byte offset of the `loop` statement in `func`.
+    /// Byte offset of the `loop` statement in `func` (of a store run's first statement).
     pub offset: u32,
+    /// A store run's statement count ([`super::store_run`]); None for a loop.
+    pub run_len: Option<usize>,
     pub state: LoopState,
     /// The caller's stores of the `in` groups and loads of the `out` groups, by group (see
     /// [`prune_loop_state`]).
@@ -47,6 +49,17 @@ pub struct LoopFn {
     /// What is known about the lanes where the loop sits (it decides blends and masks); no
     /// coherent copy encloses the loop function.
     region: Region,
+}
+
+/// Where a wave-major function's caller takes the entry values of the resident registers
+/// (see `chunk::memory_resident_registers`) it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResidentEntry {
+    /// From the backup made at the loop's entry (`Translator::back_up_resident`): a
+    /// chunk-major loop changes them in place before it may bail out.
+    Backup,
+    /// From their places: a store run writes none of them.
+    InPlace,
 }
 
 /// The wave state a loop function reads and writes, in the area its caller passes: `in`
@@ -189,6 +202,27 @@ impl<'a, 'f> Translator<'a, 'f> {
         (state, entry)
     }
 
+    /// The state a store run passes to its wave-major function, and its values now (see
+    /// [`super::store_run`]). A register the run writes before any read passes zeros: its
+    /// variable stays unread here (in a kernel run in barrier phases, a read would reach back
+    /// to the state of another wave, see [`super::phases`]). Exact because the bail-out is
+    /// taken only where a store faults for sure, which ends the wave: no later code reads
+    /// what the function leaves, and the function itself writes the register before it
+    /// reads it.
+    pub(super) fn run_entry(&mut self, run: &[Stmt]) -> (LoopState, Vec<Vec<Value>>) {
+        let state = self.loop_state(run);
+        let groups = self.state_groups(&state, false);
+        let entry = groups
+            .iter()
+            .zip(&state.unexposed)
+            .map(|(vars, unexposed)| match unexposed {
+                Some(_) if !vars.is_empty() => self.zeros(),
+                _ => self.get(vars),
+            })
+            .collect();
+        (state, entry)
+    }
+
     /// The resident registers (kept in memory, see [`super::chunk::memory_resident_registers`])
     /// among `regs`: their group, and their place.
     fn resident_groups(&self, regs: &[u32]) -> Vec<(usize, (Value, i32))> {
@@ -281,14 +315,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().stack_addr(I64, slot, 0)
     }
 
-    /// Run the loop's wave-major function from the `entry` state (the backed-up entry values
-    /// for resident registers); take the state it leaves.
+    /// Run the loop's (or store run's, `run_len`) wave-major function from the `entry` state,
+    /// with the resident registers' entry values from `resident`; take the state it leaves.
     pub(super) fn call_wave_major(
         &mut self,
         offset: u32,
         func: FuncId,
         state: LoopState,
         entry: &[Vec<Value>],
+        run_len: Option<usize>,
+        resident: ResidentEntry,
     ) {
         let area = self.state_area(state.in_bytes() + state.out_bytes());
         let stride = state.stride();
@@ -297,11 +333,18 @@ impl<'a, 'f> Translator<'a, 'f> {
         let in_stores = self.store_groups(entry, area, 0, stride);
         let resident_in = self.resident_groups(&state.regs);
         if !resident_in.is_empty() {
-            let backup = self.resident_backup(&state);
-            let places: Vec<_> = resident_in
-                .iter()
-                .map(|&(g, _)| ((backup, g as i32 * stride), (area, g as i32 * stride)))
-                .collect();
+            let places: Vec<_> = match resident {
+                ResidentEntry::Backup => {
+                    let backup = self.resident_backup(&state);
+                    resident_in
+                        .iter()
+                        .map(|&(g, _)| ((backup, g as i32 * stride), (area, g as i32 * stride)))
+                        .collect()
+                }
+                ResidentEntry::InPlace => {
+                    resident_in.iter().map(|&(g, place)| (place, (area, g as i32 * stride))).collect()
+                }
+            };
             self.copy_groups(&places);
         }
         let index = self.first_loop_fn + self.loop_fns.len();
@@ -322,6 +365,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             index,
             func,
             offset,
+            run_len,
             state,
             in_stores,
             out_loads,
@@ -467,12 +511,28 @@ impl<'a, 'f> Translator<'a, 'f> {
         f: &LoopFn,
         config: cranelift_codegen::isa::TargetFrontendConfig,
     ) -> Result<(Vec<LoopFn>, Vec<super::chunk::ChunkHome>), JitError> {
-        let body = loop_body(self.kernel, f.func, f.offset).ok_or_else(|| {
-            JitError::Codegen(format!("no loop at byte 0x{:x} of function {}", f.offset, f.func))
-        })?;
         let output = self.params[2];
         self.b.set_srcloc(cranelift_codegen::ir::SourceLoc::new(f.offset));
-        self.loop_wave(f.offset, body, f.func)?;
+        match f.run_len {
+            None => {
+                let body = loop_body(self.kernel, f.func, f.offset).ok_or_else(|| {
+                    JitError::Codegen(format!("no loop at byte 0x{:x} of function {}", f.offset, f.func))
+                })?;
+                self.loop_wave(f.offset, body, f.func)?;
+            }
+            Some(len) => {
+                let run =
+                    super::store_run::run_stmts(self.kernel, f.func, f.offset, len).ok_or_else(|| {
+                        JitError::Codegen(format!(
+                            "no store run at byte 0x{:x} of function {}",
+                            f.offset, f.func
+                        ))
+                    })?;
+                // Every store of the run keeps its own exact fault path here.
+                self.store_runs = super::store_run::StoreRuns::Off;
+                self.block(run, f.func)?;
+            }
+        }
         // The loop's first trip is counted by the caller (see `count`).
         self.pending = wave_isa::analysis::cost::Cost::ZERO;
         let groups = self.state_groups(&f.state, true);

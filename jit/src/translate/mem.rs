@@ -445,7 +445,9 @@ impl Translator<'_, '_> {
     /// Whether some active lane's address may fault, as an i8. Where lane 0 runs with its
     /// vector and the shape is known, lane 0's address says it (consecutive words are one
     /// 16-byte access); otherwise the largest active address against the conservative limit
-    /// (inactive lanes count as address 0).
+    /// (inactive lanes count as address 0). `firsts`: each vector's lane 0, where the caller
+    /// has them already.
+    #[allow(clippy::too_many_arguments)]
     fn may_fault(
         &mut self,
         pc: u32,
@@ -454,6 +456,7 @@ impl Translator<'_, '_> {
         bytes: u32,
         addr: &[Value],
         mask: &[Value],
+        firsts: Option<&[Value]>,
     ) -> Value {
         if shape == AddressShape::WaveConsecutive {
             // The last vector's lane 0, in 64 bits: past 2^32 it is out of bounds, not wrapped.
@@ -468,7 +471,7 @@ impl Translator<'_, '_> {
         let mut top: Option<Value> = None;
         for k in 0..self.wave.n {
             let a = if lane0_decides {
-                self.lane0(addr[k])
+                firsts.map_or_else(|| self.lane0(addr[k]), |f| f[k])
             } else if self.full {
                 addr[k]
             } else {
@@ -505,7 +508,7 @@ impl Translator<'_, '_> {
     ) {
         let local = inst.op.class() == Class::LocalLoad;
         let bytes = inst.op.access_bytes();
-        let any = self.may_fault(pc, shape, local, bytes, addr, mask);
+        let any = self.may_fault(pc, shape, local, bytes, addr, mask, None);
         let go = self.b.create_block();
         if let Some(bail) = self.bailout() {
             // Chunk-major: a possible fault is found again, in interpreter order, wave-major.
@@ -563,9 +566,7 @@ impl Translator<'_, '_> {
         let shape = self.address_shape(inst, pc);
         let consecutive = inst.op.access_bytes() == 4
             && matches!(shape, AddressShape::Consecutive | AddressShape::WaveConsecutive);
-        if matches!(inst.op.access_bytes(), 1 | 2 | 4)
-            && self.wave_operand_stride(inst, pc, Slot::Rs1) == Some(0)
-        {
+        if self.stores_same_word(inst, pc) {
             return self.store_same(inst, pc);
         }
         if !consecutive {
@@ -592,35 +593,34 @@ impl Translator<'_, '_> {
         // (unless the device reaches the top) and below the local size, so its 16 bytes hold
         // the four addresses.
         let proven = self.flags.checked && (local || !self.flags.window_wraps);
-        let any_may_fault = self.flags.checked.then(|| self.may_fault(pc, shape, local, 4, &addr, &mask));
+        let any_may_fault =
+            self.flags.checked.then(|| self.may_fault(pc, shape, local, 4, &addr, &mask, Some(&firsts)));
         slow.extend(any_may_fault);
         let offsets = if proven { firsts } else { self.access_offsets(&firsts, local) };
         if !proven {
             let wraps = self.consecutive_wraps(&offsets, local);
             slow.push(wraps);
         }
+        let slow = slow.into_iter().reduce(|a, b| self.b.ins().bor(a, b));
+        let run_bail = self.run_bail().filter(|_| self.full && proven);
+        if let (Some(bail), Some(slow)) = (run_bail, slow) {
+            // In a store run, whose bail-out runs the run again with this store's exact
+            // fault path (see `store_run`): only a fault comes here, as below.
+            let vector = self.b.create_block();
+            self.b.ins().brif(slow, bail, &[], vector, &[]);
+            self.continue_in(vector);
+            self.vector_stores(shape, local, proven, &offsets, &value);
+            return Ok(());
+        }
         let vector = self.b.create_block();
         let lanes = self.b.create_block();
         let done = self.b.create_block();
-        let slow = slow.into_iter().reduce(|a, b| self.b.ins().bor(a, b));
         match slow {
             Some(slow) => self.b.ins().brif(slow, lanes, &[], vector, &[]),
             None => self.b.ins().jump(vector, &[]),
         };
         self.continue_in(vector);
-        let base = self.memory_base(local);
-        if shape == AddressShape::WaveConsecutive {
-            // Every vector from lane 0's pointer: the bounds check covered them all.
-            let p = self.scalar_pointer(base, offsets[0], false);
-            for (k, &v) in value.iter().enumerate() {
-                self.b.ins().store(plain_memory(), v, p, 16 * k as i32);
-            }
-        } else {
-            for (k, &offset) in offsets.iter().enumerate() {
-                let p = self.scalar_pointer(base, offset, local && proven);
-                self.b.ins().store(plain_memory(), value[k], p, 0);
-            }
-        }
+        self.vector_stores(shape, local, proven, &offsets, &value);
         self.b.ins().jump(done, &[]);
         // Its one predecessor is the branch above: sealed, it reads the values defined
         // before it directly (with their lane-0 forms).
@@ -656,6 +656,51 @@ impl Translator<'_, '_> {
         Ok(())
     }
 
+    /// Whether `store` takes `store_same` for this store: every lane's address is the same.
+    fn stores_same_word(&self, inst: &Instruction, pc: u32) -> bool {
+        matches!(inst.op.access_bytes(), 1 | 2 | 4)
+            && self.wave_operand_stride(inst, pc, Slot::Rs1) == Some(0)
+    }
+
+    /// Whether `store` would take its vector path for this store with every lane active and
+    /// an exact bounds check (the case whose fault path a store run shares, see
+    /// [`super::store_run`]), where every lane runs it.
+    pub(super) fn store_shares_run_bail(&self, inst: &Instruction, pc: u32) -> bool {
+        let local = inst.op.class() == Class::LocalStore;
+        let shape = self.address_shape(inst, pc);
+        inst.op.access_bytes() == 4
+            && matches!(shape, AddressShape::Consecutive | AddressShape::WaveConsecutive)
+            && !self.stores_same_word(inst, pc)
+            && inst.guard.is_none()
+            && self.exec_is_full(pc)
+            && self.flags.checked
+            && (local || !self.flags.window_wraps)
+    }
+
+    /// The vector path of `store`: each vector of `value` at its first address.
+    fn vector_stores(
+        &mut self,
+        shape: AddressShape,
+        local: bool,
+        proven: bool,
+        offsets: &[Value],
+        value: &[Value],
+    ) {
+        let base = self.memory_base(local);
+        if shape == AddressShape::WaveConsecutive {
+            // Every vector from lane 0's pointer: the bounds check covered them all.
+            let p = self.scalar_pointer(base, offsets[0], false);
+            for (k, &v) in value.iter().enumerate() {
+                self.b.ins().store(plain_memory(), v, p, 16 * k as i32);
+            }
+        } else {
+            for (k, &offset) in offsets.iter().enumerate() {
+                let p = self.scalar_pointer(base, offset, local && proven);
+                self.b.ins().store(plain_memory(), value[k], p, 0);
+            }
+        }
+    }
+
     /// A 32-bit store whose lanes' addresses follow no pattern the analyses know (a transposed
     /// tile's slots): where no active lane may fault (checked by one compare of the largest
     /// active address; unchecked code has no faults), the active lanes store inline in lane
@@ -671,7 +716,7 @@ impl Translator<'_, '_> {
         let value = self.reg(inst.rs2 as u32);
         let done = self.b.create_block();
         if self.flags.checked {
-            let any = self.may_fault(pc, AddressShape::Scattered, local, 4, &addr, &mask);
+            let any = self.may_fault(pc, AddressShape::Scattered, local, 4, &addr, &mask, None);
             self.helper_if_may_fault(any, inst, pc, done)?;
         }
         self.masked_lane_stores(local, &addr, &value, &mask);
@@ -807,7 +852,7 @@ impl Translator<'_, '_> {
         let value = self.reg(inst.rs2 as u32);
         let done = self.b.create_block();
         if self.flags.checked {
-            let any = self.may_fault(pc, AddressShape::Scattered, true, 4, &addr, &mask);
+            let any = self.may_fault(pc, AddressShape::Scattered, true, 4, &addr, &mask, None);
             self.helper_if_may_fault(any, inst, pc, done)?;
         }
         let base = self.memory_base(true);

@@ -30,6 +30,7 @@ pub mod pred_forms;
 pub mod prefetch;
 pub mod rules;
 pub mod shadow;
+pub mod store_run;
 pub mod temporaries;
 pub mod transcendental;
 pub mod waveops;
@@ -156,6 +157,8 @@ pub struct Translator<'a, 'f> {
     pub pending: Cost,
     /// Variables whose scope ended, for [`Translator::scoped_var`] to hand out again.
     vars: VarPool,
+    /// Whether stores share a bail-out with their run ([`store_run`]).
+    pub store_runs: store_run::StoreRuns,
 }
 
 /// Stack areas of a function, each serving one kind of use: the uses of a kind come one after
@@ -396,6 +399,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             op_offset: 0,
             pending: Cost::ZERO,
             vars: VarPool::default(),
+            store_runs: store_run::StoreRuns::default(),
         }
     }
 
