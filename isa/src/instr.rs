@@ -251,10 +251,14 @@ impl Instruction {
     }
 
     /// The registers (pairs and quads as their single registers) and predicates named by the
-    /// operands of `role`, or of every role when `None`.
+    /// operands of `role`, or of every role when `None`. A left-out optional operand (the
+    /// destination of a non-returning atomic, encoded as r0) names nothing: such an atomic
+    /// never writes r0.
     pub fn named_state(&self, role: Option<Role>) -> impl Iterator<Item = StateRef> + '_ {
-        self.operands().filter(move |(spec, _)| role.is_none_or(|r| spec.role == r)).flat_map(
-            |(spec, operand)| {
+        self.operands()
+            .filter(move |(spec, _)| role.is_none_or(|r| spec.role == r))
+            .filter(|(spec, _)| !(spec.optional && self.slot_value(spec.slot) == 0))
+            .flat_map(|(spec, operand)| {
                 let (first, count, pred) = match operand {
                     Operand::Reg(r) | Operand::Pair(r) | Operand::Quad(r) => {
                         (r as u32, spec.kind.register_span(), false)
@@ -264,8 +268,7 @@ impl Instruction {
                 };
                 (first..first + count)
                     .map(move |i| if pred { StateRef::Pred(i as u8) } else { StateRef::Reg(i) })
-            },
-        )
+            })
     }
 
     /// For `if`/`break`/`continue`: the predicate operand (index and negation).
@@ -288,6 +291,18 @@ fn read_word(code: &[u8], at: usize) -> Option<u32> {
 mod tests {
     use super::*;
     use crate::opcodes::OPS;
+
+    #[test]
+    fn a_non_returning_atomic_names_no_destination() {
+        let mut inst = Instruction::new(Op::AtomicAdd);
+        inst.rs1 = 3;
+        inst.rs2 = 4;
+        let defs = |i: &Instruction| i.named_state(Some(Role::Def)).collect::<Vec<_>>();
+        assert_eq!(defs(&inst), vec![]);
+        assert_eq!(inst.named_state(None).collect::<Vec<_>>(), vec![StateRef::Reg(3), StateRef::Reg(4)]);
+        inst.rd = 5;
+        assert_eq!(defs(&inst), vec![StateRef::Reg(5)]);
+    }
 
     #[test]
     fn every_table_entry_round_trips() {

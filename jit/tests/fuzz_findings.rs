@@ -186,3 +186,55 @@ fn left_neighbour_load_with_lane0_off_by_an_if_matches() {
 ",
     );
 }
+
+/// A non-returning atomic (`rd` = r0) before the read of r0 after a barrier (found by
+/// `fuzz-diff --wave-width 32 --seed 202612732`, case 1199; minimised): the def/use query
+/// the analyses share (`Instruction::named_state`) named r0 as the atomic's destination, so
+/// the barrier phases took r0 for written before it is read and did not carry it across the
+/// barrier: the JIT stored 0 where the interpreter stored the constant. Every width, with an
+/// instruction limit and without.
+#[test]
+fn a_non_returning_atomic_does_not_write_r0() {
+    const SOURCE: &str = "
+.kernel fuzz
+.registers 40
+.local_memory 1024
+    mov_imm r0, 0xb23cbf77
+    mov_sr r5, sr_thread_id_x
+    mov_imm r6, 4
+    imul r5, r5, r6
+    barrier
+    loop
+        mov_imm r24, 0x1
+        isub r27, r27, r24
+        icmp_lt p3, r27, r24
+        break p3
+        atomic_sub r26, r8, .system
+    endloop
+    local_atomic_exchange r26, r10
+    mov_imm r30, 0x100
+    iadd r29, r5, r30
+    device_store_u32 r29, r0
+.end
+";
+    let k = kernel(SOURCE);
+    for w in WIDTHS {
+        for max_instructions in [0, 1_000_000] {
+            let d = Dispatch {
+                wave_width: w,
+                workgroup: [8, 1, 1],
+                threads: 1,
+                max_instructions,
+                ..Dispatch::default()
+            };
+            let run = |engine: &dyn Engine| {
+                let mut device = Device::new(8192).unwrap();
+                engine.run(&k, &d, &mut device).map_err(|e| e.to_string()).unwrap();
+                device.read(0x100, 32).unwrap().to_vec()
+            };
+            let want = run(&Interpreter::new());
+            assert_eq!(&want[..4], &0xb23c_bf77u32.to_le_bytes(), "W={w}: the interpreter's r0");
+            assert_eq!(run(&JitEngine::strict()), want, "W={w}, limit {max_instructions}: JIT, interpreter");
+        }
+    }
+}
