@@ -1,10 +1,12 @@
 //! Store runs (`translate/store_run.rs`): consecutive whole-wave stores between pure vector ops
 //! share one bail-out, which runs the run again wave-major from its entry in a function of its
-//! own. Driven where no lane faults, where the first fault is in the run's first, middle or
-//! last store (in the middle of a vector, so that lanes before it store and lanes after it do
-//! not), with full and partial waves, device and local memory, on one and two workers: the
-//! results and every byte of memory must be the interpreter's at every width. One more test
-//! checks that the run forms (one loop function, no per-store fault calls).
+//! own. Driven without an instruction limit (under one, no runs form) where no lane faults
+//! (device and local runs) and where the first fault is in any one of the device stores (in
+//! the middle of a vector, so that lanes before it store and lanes after it do not), with full
+//! and partial waves, on one and two workers: the results and every byte of memory must be
+//! the interpreter's at every width. The GPU-style GEMM's epilogue, whose values are resident
+//! registers, faults where the interpreter does; and the runs form (a loop function each, no
+//! fault call of their own for the stores that share the bail-out).
 
 mod common;
 
