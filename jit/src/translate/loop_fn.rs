@@ -180,17 +180,33 @@ pub fn prune_loop_state(func: &mut Function, fns: &mut [LoopFn], homes: &[ChunkH
 
 /// The body of the loop statement at `offset` in function `func`.
 fn loop_body(kernel: &Kernel, func: FuncId, offset: u32) -> Option<&[Stmt]> {
-    fn find(stmts: &[Stmt], offset: u32) -> Option<&[Stmt]> {
-        stmts.iter().find_map(|s| match &s.kind {
+    find_in_lists(kernel, func, &|list| {
+        list.iter().find_map(|s| match &s.kind {
             StmtKind::Loop { body, .. } if s.offset == offset => Some(body.as_slice()),
-            StmtKind::Loop { body, .. } => find(body, offset),
-            StmtKind::If { then_body, else_body, .. } => {
-                find(then_body, offset).or_else(|| find(else_body, offset))
-            }
             _ => None,
         })
+    })
+}
+
+/// What `pick` finds in the first statement list of function `func` where it finds
+/// something: the function's body, then the bodies of its loops and `if`s, nested ones too.
+pub(super) fn find_in_lists<'k>(
+    kernel: &'k Kernel,
+    func: FuncId,
+    pick: &dyn Fn(&'k [Stmt]) -> Option<&'k [Stmt]>,
+) -> Option<&'k [Stmt]> {
+    fn find<'k>(stmts: &'k [Stmt], pick: &dyn Fn(&'k [Stmt]) -> Option<&'k [Stmt]>) -> Option<&'k [Stmt]> {
+        pick(stmts).or_else(|| {
+            stmts.iter().find_map(|s| match &s.kind {
+                StmtKind::Loop { body, .. } => find(body, pick),
+                StmtKind::If { then_body, else_body, .. } => {
+                    find(then_body, pick).or_else(|| find(else_body, pick))
+                }
+                _ => None,
+            })
+        })
     }
-    find(&kernel.funcs.get(func)?.body, offset)
+    find(&kernel.funcs.get(func)?.body, pick)
 }
 
 impl<'a, 'f> Translator<'a, 'f> {

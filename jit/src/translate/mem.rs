@@ -592,7 +592,7 @@ impl Translator<'_, '_> {
         // Checked, the vector path runs only where every lane is in bounds: below 2^32 - 16
         // (unless the device reaches the top) and below the local size, so its 16 bytes hold
         // the four addresses.
-        let proven = self.flags.checked && (local || !self.flags.window_wraps);
+        let proven = self.vector_store_proven(local);
         let any_may_fault =
             self.flags.checked.then(|| self.may_fault(pc, shape, local, 4, &addr, &mask, Some(&firsts)));
         slow.extend(any_may_fault);
@@ -673,8 +673,13 @@ impl Translator<'_, '_> {
             && !self.stores_same_word(inst, pc)
             && inst.guard.is_none()
             && self.exec_is_full(pc)
-            && self.flags.checked
-            && (local || !self.flags.window_wraps)
+            && self.vector_store_proven(local)
+    }
+
+    /// Whether `store`'s vector path has its bounds checked exactly (checked code, and below
+    /// 2^32 - 16 or the local size, so that each vector's 16 bytes hold its four addresses).
+    fn vector_store_proven(&self, local: bool) -> bool {
+        self.flags.checked && (local || !self.flags.window_wraps)
     }
 
     /// The vector path of `store`: each vector of `value` at its first address.

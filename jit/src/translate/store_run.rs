@@ -196,17 +196,8 @@ fn run_member(s: &Stmt) -> Option<Member> {
 /// The `len` statements of the run that starts at the statement at `offset` in function
 /// `func` (see [`Translator::store_run`]).
 pub(super) fn run_stmts(kernel: &Kernel, func: FuncId, offset: u32, len: usize) -> Option<&[Stmt]> {
-    fn find(stmts: &[Stmt], offset: u32, len: usize) -> Option<&[Stmt]> {
-        if let Some(at) = stmts.iter().position(|s| s.offset == offset) {
-            return stmts.get(at..at + len);
-        }
-        stmts.iter().find_map(|s| match &s.kind {
-            StmtKind::Loop { body, .. } => find(body, offset, len),
-            StmtKind::If { then_body, else_body, .. } => {
-                find(then_body, offset, len).or_else(|| find(else_body, offset, len))
-            }
-            _ => None,
-        })
-    }
-    find(&kernel.funcs.get(func)?.body, offset, len)
+    super::loop_fn::find_in_lists(kernel, func, &|list| {
+        let at = list.iter().position(|s| s.offset == offset)?;
+        list.get(at..at + len)
+    })
 }
